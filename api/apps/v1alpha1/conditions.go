@@ -1,0 +1,67 @@
+package v1alpha1
+
+// Condition types on instances. The generic instance reconciler (pkg/instance)
+// owns Ready, Reconciling and Stalled; backends add their own.
+const (
+	// ConditionReady (positive polarity) mirrors the backing object's Ready,
+	// or is False with a reason from this file when the backing object cannot
+	// be written.
+	ConditionReady = "Ready"
+	// ConditionReconciling (abnormal-true, kstatus) is True while the backing
+	// object has not caught up with the instance's latest generation.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled (abnormal-true, kstatus) is True when the instance
+	// cannot progress until someone changes it or its definition.
+	ConditionStalled = "Stalled"
+	// ConditionReleased (Helm; positive) mirrors the HelmRelease's Released.
+	ConditionReleased = "Released"
+	// ConditionPlanApproved (Terraform; positive) reports the last approval
+	// request made through the approve-plan annotation.
+	ConditionPlanApproved = "PlanApproved"
+)
+
+// Reasons of instance conditions set by our controllers (a mirrored Ready
+// carries the backing object's own reason).
+const (
+	// ReasonBackingObjectNotOwned: an object with the derived name exists and
+	// is not controlled by this instance; it is left untouched.
+	ReasonBackingObjectNotOwned = "BackingObjectNotOwned"
+	// ReasonDefinitionNotFound: no ApplicationDefinition serves this kind.
+	ReasonDefinitionNotFound = "DefinitionNotFound"
+	// ReasonInvalidSpec: the spec cannot be encoded for the backend (e.g. a
+	// variable name that is not an HCL identifier).
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonApplyFailed: the API server refused the backing object.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonProgressing: the backing object was written and reports no
+	// status for the latest generation yet.
+	ReasonProgressing = "Progressing"
+	// ReasonDeleting: the instance is being deleted and waits for its
+	// backing object (and, for Terraform, its destroy run) to finish.
+	ReasonDeleting = "Deleting"
+	// ReasonPlanNotPending: the approve-plan annotation names a plan that is
+	// not the pending one; nothing was forwarded.
+	ReasonPlanNotPending = "PlanNotPending"
+	// ReasonPlanApprovalForwarded: the approval was copied to the backing
+	// Terraform object.
+	ReasonPlanApprovalForwarded = "ApprovalForwarded"
+)
+
+// Labels on backing objects (the contract kept from upstream Cozystack).
+const (
+	LabelApplicationKind  = "apps.cozystack.io/application.kind"
+	LabelApplicationGroup = "apps.cozystack.io/application.group"
+	LabelApplicationName  = "apps.cozystack.io/application.name"
+	// InstanceLabelPrefix prefixes an instance's own label keys on its
+	// backing object: label team=a becomes apps.cozystack.io-team=a.
+	InstanceLabelPrefix = "apps.cozystack.io-"
+)
+
+// AnnotationApprovePlan on a Terraform-kind instance carries the id of the
+// plan the tenant approves (status.backend.pendingPlan); the terraform
+// controller copies it to the Terraform object's spec.approvePlan.
+const AnnotationApprovePlan = "apps.cozystack.io/approve-plan"
+
+// FinalizerDestroy holds an instance whose definition destroys resources on
+// deletion until its Terraform object is gone.
+const FinalizerDestroy = "apps.cozystack.io/destroy-resources"

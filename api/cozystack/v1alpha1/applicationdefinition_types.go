@@ -1,0 +1,370 @@
+package v1alpha1
+
+import (
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
+)
+
+// ApplicationDefinition declares a user-facing kind in apps.cozystack.io: its
+// names, its OpenAPI schema and the backend that turns each instance into a
+// backing object (a Flux HelmRelease or a tofu-controller Terraform).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=appdef;appdefs,categories=cozystack-platform
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.application.kind`
+// +kubebuilder:printcolumn:name="Backend",type=string,JSONPath=`.status.backend`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Instances",type=integer,JSONPath=`.status.instances`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ApplicationDefinition struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ApplicationDefinitionSpec `json:"spec,omitempty"`
+
+	// +optional
+	Status ApplicationDefinitionStatus `json:"status,omitempty"`
+}
+
+// ApplicationDefinitionList contains a list of ApplicationDefinitions.
+//
+// +kubebuilder:object:root=true
+type ApplicationDefinitionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ApplicationDefinition `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ApplicationDefinition{}, &ApplicationDefinitionList{})
+}
+
+// ApplicationDefinitionSpec is the desired state of an ApplicationDefinition.
+//
+// Exactly one way of naming the backend must be used: spec.backend, or the
+// legacy spec.release (which means a Helm backend). Both may be set only when
+// they say the same thing, so a definition can migrate without a window in
+// which it is invalid.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.backend) || has(self.release)",message="set spec.backend (type Helm or Terraform), or the legacy spec.release for a Helm backend"
+// +kubebuilder:validation:XValidation:rule="!has(self.backend) || !has(self.release) || (self.backend.type == 'Helm' && has(self.backend.helm) && self.backend.helm.chartRef == self.release.chartRef && (has(self.backend.helm.prefix) ? self.backend.helm.prefix : '') == (has(self.release.prefix) ? self.release.prefix : '') && (has(self.backend.helm.labels) ? self.backend.helm.labels : {}) == (has(self.release.labels) ? self.release.labels : {}) && (has(self.backend.helm.waitStrategy) ? self.backend.helm.waitStrategy : '') == (has(self.release.waitStrategy) ? self.release.waitStrategy : '') && (has(self.backend.helm.healthCheckExprs) ? self.backend.helm.healthCheckExprs : []) == (has(self.release.healthCheckExprs) ? self.release.healthCheckExprs : []))",message="spec.release and spec.backend disagree: remove spec.release (it is the legacy form of backend.helm), or make backend.type Helm with the same chartRef, prefix, labels, waitStrategy and healthCheckExprs"
+type ApplicationDefinitionSpec struct {
+	// Application names the user-facing kind and carries its schema.
+	Application ApplicationDefinitionApplication `json:"application"`
+
+	// Backend says what each instance of the kind becomes.
+	// +optional
+	Backend *ApplicationBackend `json:"backend,omitempty"`
+
+	// Release is the legacy (upstream Cozystack) form of a Helm backend. When
+	// backend is unset it is read as backend {type: Helm, helm: <release>}; the
+	// stored object is never rewritten.
+	// +optional
+	Release *ApplicationDefinitionRelease `json:"release,omitempty"`
+
+	// Secrets selects the Secrets of an instance that are shown to its tenant.
+	// Carried as data for consumers such as the dashboard.
+	// +optional
+	Secrets ApplicationDefinitionResources `json:"secrets,omitempty"`
+
+	// Services selects the Services of an instance that are shown to its tenant.
+	// +optional
+	Services ApplicationDefinitionResources `json:"services,omitempty"`
+
+	// Ingresses selects the Ingresses of an instance that are shown to its tenant.
+	// +optional
+	Ingresses ApplicationDefinitionResources `json:"ingresses,omitempty"`
+
+	// Dashboard describes how the kind appears in a UI. Carried as data.
+	// +optional
+	Dashboard *ApplicationDefinitionDashboard `json:"dashboard,omitempty"`
+}
+
+// ApplicationDefinitionApplication names the user-facing kind.
+type ApplicationDefinitionApplication struct {
+	// Kind is the CamelCase kind served in apps.cozystack.io, e.g. Postgres.
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+
+	// OpenAPISchema is the JSON-encoded OpenAPI v3 schema of an instance's spec.
+	OpenAPISchema string `json:"openAPISchema"`
+
+	// Plural is the lower-case plural resource name, e.g. postgreses.
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
+	// +kubebuilder:validation:MaxLength=63
+	Plural string `json:"plural"`
+
+	// Singular is the lower-case singular resource name, e.g. postgres.
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
+	// +kubebuilder:validation:MaxLength=63
+	Singular string `json:"singular"`
+}
+
+// BackendType names a backend.
+// +kubebuilder:validation:Enum=Helm;Terraform
+type BackendType string
+
+const (
+	// BackendHelm materialises each instance as a Flux HelmRelease.
+	BackendHelm BackendType = "Helm"
+	// BackendTerraform materialises each instance as a tofu-controller Terraform.
+	BackendTerraform BackendType = "Terraform"
+)
+
+// ApplicationBackend is a discriminated union: type names the backend, and
+// exactly the member that matches it is set.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'Helm' || has(self.helm)",message="backend.type is Helm: set backend.helm"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Terraform' || has(self.terraform)",message="backend.type is Terraform: set backend.terraform"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Helm' || !has(self.helm)",message="backend.helm is set but backend.type is not Helm: remove backend.helm or set type: Helm"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Terraform' || !has(self.terraform)",message="backend.terraform is set but backend.type is not Terraform: remove backend.terraform or set type: Terraform"
+type ApplicationBackend struct {
+	// Type is the backend: Helm or Terraform.
+	Type BackendType `json:"type"`
+
+	// Helm configures the Helm backend; set it when type is Helm.
+	// +optional
+	Helm *HelmBackend `json:"helm,omitempty"`
+
+	// Terraform configures the Terraform backend; set it when type is Terraform.
+	// +optional
+	Terraform *TerraformBackend `json:"terraform,omitempty"`
+}
+
+// HelmReleaseTemplate is what the Helm backend and the legacy release form
+// have in common.
+type HelmReleaseTemplate struct {
+	// ChartRef is the chart source every HelmRelease of the kind installs.
+	ChartRef *helmv2.CrossNamespaceSourceReference `json:"chartRef"`
+
+	// Labels are added to every HelmRelease of the kind.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Prefix is prepended to the instance name to name its HelmRelease
+	// (<prefix><name>). Dot-free lower-case DNS characters only.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z0-9-]*$`
+	// +kubebuilder:validation:MaxLength=52
+	Prefix string `json:"prefix,omitempty"`
+
+	// WaitStrategy sets the HelmRelease's spec.waitStrategy.name: poller or
+	// legacy. Empty leaves helm-controller's default, except that poller is
+	// used when healthCheckExprs is set (only the poller evaluates them).
+	// +optional
+	// +kubebuilder:validation:Enum=poller;legacy
+	WaitStrategy string `json:"waitStrategy,omitempty"`
+
+	// HealthCheckExprs are CEL health checks for custom resources the chart
+	// renders, copied to the HelmRelease.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	HealthCheckExprs []kustomize.CustomHealthCheck `json:"healthCheckExprs,omitempty"`
+}
+
+// ApplicationDefinitionRelease is the legacy form of a Helm backend, as
+// upstream Cozystack writes it.
+type ApplicationDefinitionRelease struct {
+	HelmReleaseTemplate `json:",inline"`
+}
+
+// HelmBackend materialises instances as Flux HelmReleases.
+type HelmBackend struct {
+	HelmReleaseTemplate `json:",inline"`
+
+	// ValuesFrom is appended to every HelmRelease's valuesFrom, after the
+	// tenant's cozystack-values Secret.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	ValuesFrom []helmv2.ValuesReference `json:"valuesFrom,omitempty"`
+}
+
+// ApprovePlan values of a Terraform backend.
+const (
+	// ApprovePlanAuto applies every plan without approval.
+	ApprovePlanAuto = "auto"
+	// ApprovePlanManual waits for a tenant to approve each plan through the
+	// instance's approve annotation.
+	ApprovePlanManual = ""
+)
+
+// TerraformBackend materialises instances as tofu-controller Terraform objects.
+type TerraformBackend struct {
+	// SourceRef is the Flux source holding the module.
+	SourceRef TerraformSourceReference `json:"sourceRef"`
+
+	// Path of the module within the source.
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// Prefix is prepended to the instance name to name its Terraform object.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z0-9-]*$`
+	// +kubebuilder:validation:MaxLength=52
+	Prefix string `json:"prefix,omitempty"`
+
+	// Labels are added to every Terraform object of the kind.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Interval between reconciliations of each Terraform object. Default 10m.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// ApprovePlan is "auto" to apply every plan, or empty to wait for the
+	// tenant to approve each pending plan through the instance.
+	// +optional
+	// +kubebuilder:validation:Enum=auto;""
+	ApprovePlan string `json:"approvePlan,omitempty"`
+
+	// DestroyResourcesOnDeletion destroys the module's resources when an
+	// instance is deleted; the instance stays (Deleting) until that is done.
+	// +optional
+	DestroyResourcesOnDeletion bool `json:"destroyResourcesOnDeletion,omitempty"`
+
+	// WriteOutputsToSecret writes the module's outputs to a Secret. Its name
+	// may use {{ .name }} for the instance name, e.g. "{{ .name }}-outputs".
+	// +optional
+	WriteOutputsToSecret *tfv1alpha2.WriteOutputsToSecretSpec `json:"writeOutputsToSecret,omitempty"`
+
+	// RunnerPodTemplate customises the runner pods.
+	// +optional
+	RunnerPodTemplate *tfv1alpha2.RunnerPodTemplate `json:"runnerPodTemplate,omitempty"`
+
+	// ServiceAccountName the runner pods run as (tofu-controller's default is tf-runner).
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// TerraformSourceReference names the Flux source of a Terraform module.
+type TerraformSourceReference struct {
+	// Kind of the source.
+	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket
+	Kind string `json:"kind"`
+
+	// Name of the source.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Namespace of the source; defaults to the instance's namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ApplicationDefinitionResourceSelector is a label selector that may further
+// require one of a list of names. Names are Go templates over {{ .name }}
+// (the instance name), {{ .kind }} (the lower-cased kind) and
+// {{ .namespace }}.
+type ApplicationDefinitionResourceSelector struct {
+	metav1.LabelSelector `json:",inline"`
+
+	// ResourceNames, when set, requires the resource to have one of these names.
+	// +optional
+	ResourceNames []string `json:"resourceNames,omitempty"`
+}
+
+// ApplicationDefinitionResources includes and excludes resources by selector;
+// exclusion wins.
+type ApplicationDefinitionResources struct {
+	// Exclude hides resources that match any of these selectors.
+	// +optional
+	Exclude []*ApplicationDefinitionResourceSelector `json:"exclude,omitempty"`
+
+	// Include shows resources that match any of these selectors.
+	// +optional
+	Include []*ApplicationDefinitionResourceSelector `json:"include,omitempty"`
+}
+
+// DashboardTab is a tab a UI may show for the kind.
+// +kubebuilder:validation:Enum=workloads;ingresses;services;secrets;yaml
+type DashboardTab string
+
+// Dashboard tabs.
+const (
+	DashboardTabWorkloads DashboardTab = "workloads"
+	DashboardTabIngresses DashboardTab = "ingresses"
+	DashboardTabServices  DashboardTab = "services"
+	DashboardTabSecrets   DashboardTab = "secrets"
+	DashboardTabYAML      DashboardTab = "yaml"
+)
+
+// ApplicationDefinitionDashboard describes how the kind appears in a UI.
+type ApplicationDefinitionDashboard struct {
+	// Singular human-readable name, e.g. Bucket.
+	Singular string `json:"singular"`
+	// Plural human-readable name, e.g. Buckets.
+	Plural string `json:"plural"`
+	// Name used by the UI, e.g. bucket.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// SingularResource marks a kind with one instance per tenant.
+	// +optional
+	SingularResource bool `json:"singularResource,omitempty"`
+	// Weight orders kinds in the UI, lower first.
+	// +optional
+	Weight int `json:"weight,omitempty"`
+	// Description shown in catalogues.
+	// +optional
+	Description string `json:"description,omitempty"`
+	// Icon as inline SVG, base64 or a data URI.
+	// +optional
+	Icon string `json:"icon,omitempty"`
+	// Category groups kinds in the UI.
+	Category string `json:"category"`
+	// Tags for search and filtering.
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+	// Tabs the UI shows.
+	// +optional
+	Tabs []DashboardTab `json:"tabs,omitempty"`
+	// KeysOrder orders keys in the YAML view.
+	// +optional
+	KeysOrder [][]string `json:"keysOrder,omitempty"`
+	// Module marks a tenant module.
+	// +optional
+	Module bool `json:"module,omitempty"`
+}
+
+// ApplicationDefinitionStatus is the observed state of an ApplicationDefinition.
+type ApplicationDefinitionStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready summarises whether the kind is served; see
+	// conditions.go for every type and reason.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Backend is the resolved backend type (Helm for legacy definitions).
+	// +optional
+	Backend BackendType `json:"backend,omitempty"`
+
+	// CRDName is the CustomResourceDefinition that serves the kind.
+	// +optional
+	CRDName string `json:"crdName,omitempty"`
+
+	// Instances counts the instances of the kind, reported while the
+	// definition is being deleted and instances still hold it.
+	// +optional
+	Instances *int32 `json:"instances,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (d *ApplicationDefinition) GetConditions() []metav1.Condition { return d.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (d *ApplicationDefinition) SetConditions(c []metav1.Condition) { d.Status.Conditions = c }

@@ -1,0 +1,3 @@
+module github.com/cozyplane/cozyplane/api
+
+go 1.26

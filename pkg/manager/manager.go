@@ -1,0 +1,213 @@
+// Package manager bootstraps a controller process the same way for every
+// controller of the project: the usual flags, a controller-runtime manager
+// with leader election, health and metrics endpoints, client rate limits and
+// an optional namespace scope.
+//
+// A controller's main.go is then:
+//
+//	opts := manager.NewOptions("cozystack-helm")
+//	opts.BindFlags(flag.CommandLine)
+//	flag.Parse()
+//	mgr, err := manager.New(opts, scheme)
+//	... register reconcilers ...
+//	manager.Start(mgr)
+package manager
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Options are the settings every controller process takes.
+type Options struct {
+	// Name identifies the controller: leader election lock, field manager,
+	// event source, user agent.
+	Name string
+
+	MetricsAddr             string
+	ProbeAddr               string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	// WatchNamespaces limits the cache to these namespaces (all when empty).
+	WatchNamespaces []string
+	// ResyncPeriod is how often every cached object is reconciled again.
+	ResyncPeriod time.Duration
+	QPS          float32
+	Burst        int
+	// Workers is the number of concurrent reconciles per controller.
+	Workers int
+
+	Zap zap.Options
+}
+
+// NewOptions returns the defaults for a controller called name.
+func NewOptions(name string) Options {
+	return Options{
+		Name:         name,
+		MetricsAddr:  ":8080",
+		ProbeAddr:    ":8081",
+		ResyncPeriod: 10 * time.Hour,
+		QPS:          50,
+		Burst:        100,
+		Workers:      4,
+		Zap:          zap.Options{Development: false},
+	}
+}
+
+type stringList struct{ v *[]string }
+
+func (s stringList) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return strings.Join(*s.v, ",")
+}
+
+func (s stringList) Set(v string) error {
+	*s.v = nil
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*s.v = append(*s.v, p)
+		}
+	}
+	return nil
+}
+
+// BindFlags registers the flags on fs. --kubeconfig is registered by
+// controller-runtime on flag.CommandLine and honoured by ctrl.GetConfig.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address the /healthz and /readyz endpoints bind to.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so only one replica reconciles at a time.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader election lease (default: the pod's namespace).")
+	fs.Var(stringList{&o.WatchNamespaces}, "watch-namespaces", "Comma-separated namespaces to watch for namespaced objects (default: all).")
+	fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "How often every watched object is reconciled again even without changes.")
+	fs.Func("kube-api-qps", fmt.Sprintf("Client queries per second to the API server (default %v).", o.QPS), func(s string) error {
+		var f float64
+		if _, err := fmt.Sscan(s, &f); err != nil || f <= 0 {
+			return fmt.Errorf("want a positive number, got %q", s)
+		}
+		o.QPS = float32(f)
+		return nil
+	})
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client burst to the API server.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent reconciles per controller.")
+	o.Zap.BindFlags(fs)
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Name == "" {
+		errs = append(errs, errors.New("a controller name is required"))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers must be at least 1, got %d", o.Workers))
+	}
+	if o.Burst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.Burst))
+	}
+	if o.ResyncPeriod < time.Minute {
+		errs = append(errs, fmt.Errorf("--resync-period must be at least 1m, got %s", o.ResyncPeriod))
+	}
+	return errors.Join(errs...)
+}
+
+// RESTConfig returns the client configuration with the options' limits and
+// user agent applied.
+func (o *Options) RESTConfig() (*rest.Config, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	return o.ApplyTo(cfg), nil
+}
+
+// ApplyTo sets the rate limits and user agent on a copy of cfg.
+func (o *Options) ApplyTo(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS = o.QPS
+	c.Burst = o.Burst
+	c.UserAgent = o.Name
+	return c
+}
+
+// ManagerOptions turns the options into controller-runtime manager options.
+func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
+	resync := o.ResyncPeriod
+	mo := ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:        o.ProbeAddr,
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionID:              o.Name + ".cozystack.io",
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cache.Options{SyncPeriod: &resync},
+	}
+	if len(o.WatchNamespaces) > 0 {
+		mo.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.WatchNamespaces {
+			mo.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return mo
+}
+
+// New validates the options, sets up logging and returns a manager with
+// health and readiness checks installed.
+func New(o Options, scheme *runtime.Scheme) (ctrl.Manager, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
+	cfg, err := o.RESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the client configuration: %w", err)
+	}
+	return NewWithConfig(o, cfg, scheme)
+}
+
+// NewWithConfig is New with an explicit client configuration (tests).
+func NewWithConfig(o Options, cfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(o.ApplyTo(cfg), o.ManagerOptions(scheme))
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("informers not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// Start runs the manager until SIGTERM or SIGINT and exits the process with
+// a non-zero status on failure.
+func Start(mgr ctrl.Manager) {
+	log := ctrl.Log.WithName("setup")
+	log.Info("starting manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "manager stopped with an error")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,216 @@
+// Package ssa writes objects with server-side apply, one field manager per
+// controller, and skips the write when nothing would change.
+//
+// A settled system must make no API writes. A plain server-side apply always
+// costs a request, even when it changes nothing, so Apply first compares the
+// desired object with the live one: when every field we set already has the
+// value we want, and the set of fields we manage has not changed since our
+// last apply, nothing is sent. The second half is tracked with a hash of the
+// applied intent in an annotation, so that removing a field from the desired
+// state (say, a label the definition no longer asks for) still triggers an
+// apply, which then drops that field.
+//
+// Fields that other managers own (a shard key, another controller's labels)
+// are never in our intent, so server-side apply leaves them alone.
+package ssa
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// AnnotationAppliedHash records the hash of the last applied intent of a
+// field manager: <prefix>/applied-<manager>.
+const AnnotationAppliedHashPrefix = "cozystack.io/applied-hash."
+
+// Applier applies objects as one field manager.
+type Applier struct {
+	Client client.Client
+	// FieldManager names the controller, e.g. "cozystack-helm".
+	FieldManager string
+}
+
+// Result says what Apply did.
+type Result int
+
+const (
+	// Unchanged: the live object already matched; nothing was sent.
+	Unchanged Result = iota
+	// Created: the object did not exist.
+	Created
+	// Updated: the live object differed and was brought in line.
+	Updated
+)
+
+func (r Result) String() string {
+	return [...]string{"unchanged", "created", "updated"}[r]
+}
+
+// HashAnnotation is the annotation key that carries this manager's hash.
+func (a Applier) HashAnnotation() string { return AnnotationAppliedHashPrefix + a.FieldManager }
+
+// Apply makes the live object match desired for the fields desired sets.
+// live is the current object (nil when it does not exist), typically read from
+// a cache; desired must carry apiVersion, kind, name and namespace. Apply adds
+// the intent hash annotation to desired before sending it.
+func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstructured) (Result, error) {
+	hash, err := IntentHash(desired)
+	if err != nil {
+		return Unchanged, err
+	}
+	key := a.HashAnnotation()
+	if live != nil && live.GetAnnotations()[key] == hash && Contains(live.Object, withoutHash(desired, key).Object) {
+		return Unchanged, nil
+	}
+	ann := desired.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[key] = hash
+	desired.SetAnnotations(ann)
+	desired.SetManagedFields(nil)
+	desired.SetResourceVersion("")
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
+		return Unchanged, err
+	}
+	if live == nil {
+		return Created, nil
+	}
+	return Updated, nil
+}
+
+// Get reads the live object named like desired through reader, returning nil
+// when it does not exist.
+func Get(ctx context.Context, reader client.Reader, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(desired.GroupVersionKind())
+	err := reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", desired.GetKind(), client.ObjectKeyFromObject(desired), err)
+	}
+	return live, nil
+}
+
+// IntentHash hashes what a manager asks for, minus the hash annotation
+// itself, so the same intent always hashes the same.
+func IntentHash(desired *unstructured.Unstructured) (string, error) {
+	c := desired.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	ann := c.GetAnnotations()
+	for k := range ann {
+		if len(k) > len(AnnotationAppliedHashPrefix) && k[:len(AnnotationAppliedHashPrefix)] == AnnotationAppliedHashPrefix {
+			delete(ann, k)
+		}
+	}
+	if len(ann) == 0 {
+		unstructured.RemoveNestedField(c.Object, "metadata", "annotations")
+	} else {
+		c.SetAnnotations(ann)
+	}
+	b, err := json.Marshal(c.Object) // map keys are sorted by encoding/json
+	if err != nil {
+		return "", fmt.Errorf("hashing %s: %w", desired.GetName(), err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12]), nil
+}
+
+func withoutHash(u *unstructured.Unstructured, key string) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata", "annotations", key)
+	return c
+}
+
+// Contains reports whether every field set in want has the same value in
+// have. Maps are compared key by key (have may hold more keys); lists are
+// atomic and must be equal element by element (with the same rule inside
+// each element); numbers compare by value whatever their Go type.
+func Contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok {
+				if isEmpty(wv) {
+					continue
+				}
+				return false
+			}
+			if !Contains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			return len(w) == 0 && have == nil
+		}
+		if len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !Contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return have == nil
+	default:
+		if wn, ok := number(want); ok {
+			hn, ok := number(have)
+			return ok && hn == wn
+		}
+		return reflect.DeepEqual(have, want)
+	}
+}
+
+// isEmpty reports values the API server drops or never stores (an empty map
+// or list, or null), so their absence on the live object is not a difference.
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
