@@ -107,14 +107,6 @@ install_crds() {
   gw=$(moddir "sigs.k8s.io/gateway-api@${GATEWAY_API_VERSION}")
   cm=$(moddir "github.com/cert-manager/cert-manager@${CERT_MANAGER_VERSION}")
   [[ -d "${gw}" && -d "${cm}" ]] || die "could not find the Gateway API or cert-manager module"
-  # HelmRelease is not shipped as YAML in helm-controller's api module: generate it.
-  if [[ ! -s "${out}/helm.toolkit.fluxcd.io_helmreleases.yaml" ]]; then
-    log "generating the HelmRelease CRD from helm-controller/api ${HELM_CONTROLLER_API_VERSION}"
-    (cd "${ROOT}/api" && GOWORK=off controller-gen crd paths=github.com/fluxcd/helm-controller/api/v2 \
-      output:crd:dir="${out}/helm-tmp" >/dev/null)
-    mv "${out}/helm-tmp/helm.toolkit.fluxcd.io_helmreleases.yaml" "${out}/"
-    rm -rf "${out}/helm-tmp"
-  fi
   local files=(
     "${ROOT}"/api/crds/*.yaml
     "${out}/helm.toolkit.fluxcd.io_helmreleases.yaml"
@@ -137,7 +129,7 @@ install_crds() {
 }
 
 up() {
-  hack_tools=("${ROOT}/hack/tools.sh" etcd kube controller-gen)
+  hack_tools=("${ROOT}/hack/tools.sh" etcd kube controller-gen crds)
   "${hack_tools[@]}"
   certs
   kubeconfig "${KUBECONFIG_FILE}" admin

@@ -3,7 +3,7 @@
 # .cache/bin (git-ignored). Each tool is rebuilt only when the module that pins
 # it changes, so a second run takes seconds.
 #
-#   hack/tools.sh [tool...]   tools: etcd kube controller-gen helm chainsaw (default: all)
+#   hack/tools.sh [tool...]   tools: etcd kube controller-gen crds helm chainsaw (default: all)
 source "$(dirname "$0")/lib.sh"
 
 # stamp NAME FILE... : true when NAME was built from exactly these inputs.
@@ -18,15 +18,18 @@ stamp() { mv "${CACHE}/stamps/$1.want" "${CACHE}/stamps/$1"; }
 mkdir -p "${CACHE}/stamps"
 
 tool_etcd() {
-  if ! command -v etcd >/dev/null 2>&1 && [[ ! -x /usr/bin/etcd ]]; then
-    log "installing etcd (Debian etcd-server)"
-    if [[ $(id -u) -eq 0 ]]; then
-      apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
-    else
-      sudo apt-get update -qq >/dev/null && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
-    fi
+  # Debian's etcd-server package; linked into .cache/bin so envtest and the
+  # scripts find etcd and kube-apiserver in one folder.
+  local etcd=/usr/bin/etcd
+  if [[ ! -x "${etcd}" ]]; then
+    log "installing etcd (Debian package etcd-server)"
+    local sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo=sudo
+    ${sudo} apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq etcd-server >/dev/null
   fi
-  ln -sf "$(command -v etcd || echo /usr/bin/etcd)" "${BIN}/etcd"
+  [[ -x "${etcd}" ]] || die "etcd is not installed at ${etcd}"
+  ln -sfn "${etcd}" "${BIN}/etcd"
 }
 
 tool_kube() {
@@ -48,10 +51,25 @@ gotool() {
   stamp "${name}"
 }
 
+# tool_crds generates the third-party CRDs that no module ships as YAML:
+# HelmRelease, from helm-controller's API types.
+tool_crds() {
+  tool_controller-gen
+  local out="${CACHE}/crds" f="${CACHE}/crds/helm.toolkit.fluxcd.io_helmreleases.yaml"
+  if fresh crds "${ROOT}/api/go.sum" && [[ -s "${f}" ]]; then return; fi
+  log "generating the HelmRelease CRD from helm-controller/api ${HELM_CONTROLLER_API_VERSION}"
+  rm -rf "${out}/helm-tmp" && mkdir -p "${out}"
+  (cd "${ROOT}/api" && GOWORK=off controller-gen crd paths=github.com/fluxcd/helm-controller/api/v2 \
+    output:crd:dir="${out}/helm-tmp" >/dev/null)
+  mv "${out}/helm-tmp/helm.toolkit.fluxcd.io_helmreleases.yaml" "${f}"
+  rm -rf "${out}/helm-tmp"
+  stamp crds
+}
+
 tool_controller-gen() { gotool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen; }
 tool_helm() { gotool helm helm.sh/helm/v3/cmd/helm; }
 tool_chainsaw() { gotool chainsaw github.com/kyverno/chainsaw; }
 
 tools=("$@")
-[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube controller-gen helm chainsaw)
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube controller-gen crds helm chainsaw)
 for t in "${tools[@]}"; do "tool_${t}"; done

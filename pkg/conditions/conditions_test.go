@@ -14,7 +14,7 @@ type fake struct {
 	conds []metav1.Condition
 }
 
-func (f *fake) GetGeneration() int64                { return f.gen }
+func (f *fake) GetGeneration() int64               { return f.gen }
 func (f *fake) GetConditions() []metav1.Condition  { return f.conds }
 func (f *fake) SetConditions(c []metav1.Condition) { f.conds = c }
 

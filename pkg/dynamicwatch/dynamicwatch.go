@@ -229,3 +229,17 @@ func (h handler) enqueue(obj any) {
 func (h handler) OnAdd(obj any, _ bool) { h.enqueue(obj) }
 func (h handler) OnUpdate(_, obj any)   { h.enqueue(obj) }
 func (h handler) OnDelete(obj any)      { h.enqueue(obj) }
+
+// Enqueue adds requests to the controller's queue (after Start; requests
+// made before are dropped, as the initial list of each informer covers them).
+func (s *Set) Enqueue(reqs ...Request) {
+	s.mu.Lock()
+	q := s.queue
+	s.mu.Unlock()
+	if q == nil {
+		return
+	}
+	for _, r := range reqs {
+		q.Add(r)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -120,8 +121,8 @@ func (o *Options) Validate() error {
 	if o.Burst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.Burst))
 	}
-	if o.ResyncPeriod < time.Minute {
-		errs = append(errs, fmt.Errorf("--resync-period must be at least 1m, got %s", o.ResyncPeriod))
+	if o.ResyncPeriod < 10*time.Second {
+		errs = append(errs, fmt.Errorf("--resync-period must be at least 10s, got %s", o.ResyncPeriod))
 	}
 	return errors.Join(errs...)
 }
@@ -157,6 +158,10 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cache.Options{SyncPeriod: &resync},
+		// Reads of unstructured objects (the runtime-defined kinds and the
+		// backing objects) come from the cache like typed ones; without this
+		// every such read would go to the API server.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	}
 	if len(o.WatchNamespaces) > 0 {
 		mo.Cache.DefaultNamespaces = map[string]cache.Config{}
@@ -167,9 +172,13 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 	return mo
 }
 
+// Customize adjusts the manager options a controller needs beyond the
+// common ones (e.g. a label-filtered cache for a kind).
+type Customize func(*ctrl.Options)
+
 // New validates the options, sets up logging and returns a manager with
 // health and readiness checks installed.
-func New(o Options, scheme *runtime.Scheme) (ctrl.Manager, error) {
+func New(o Options, scheme *runtime.Scheme, customize ...Customize) (ctrl.Manager, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -178,12 +187,16 @@ func New(o Options, scheme *runtime.Scheme) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the client configuration: %w", err)
 	}
-	return NewWithConfig(o, cfg, scheme)
+	return NewWithConfig(o, cfg, scheme, customize...)
 }
 
 // NewWithConfig is New with an explicit client configuration (tests).
-func NewWithConfig(o Options, cfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
-	mgr, err := ctrl.NewManager(o.ApplyTo(cfg), o.ManagerOptions(scheme))
+func NewWithConfig(o Options, cfg *rest.Config, scheme *runtime.Scheme, customize ...Customize) (ctrl.Manager, error) {
+	mo := o.ManagerOptions(scheme)
+	for _, c := range customize {
+		c(&mo)
+	}
+	mgr, err := ctrl.NewManager(o.ApplyTo(cfg), mo)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}

@@ -11,6 +11,7 @@ package ownership
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,7 +61,7 @@ type Owner struct {
 // owner, and a *NotOwnedError otherwise. kind names existing's kind for the
 // message.
 func Check(kind string, existing metav1.Object, owner Owner) error {
-	if existing == nil {
+	if existing == nil || reflect.ValueOf(existing).IsNil() {
 		return nil
 	}
 	ref := metav1.GetControllerOfNoCopy(existing)

@@ -22,6 +22,7 @@ func TestCheck(t *testing.T) {
 		wantErr  string
 	}{
 		{"absent", nil, ""},
+		{"absent as a typed nil", (*metav1.ObjectMeta)(nil), ""},
 		{"ours", &metav1.ObjectMeta{Name: "db", Namespace: "t", OwnerReferences: []metav1.OwnerReference{ours}}, ""},
 		{"no owner", &metav1.ObjectMeta{Name: "db", Namespace: "t"}, "HelmRelease t/db already exists and has no controller owner"},
 		{"another controller", &metav1.ObjectMeta{Name: "db", Namespace: "t", OwnerReferences: []metav1.OwnerReference{theirs}}, "is controlled by Postgres other"},
@@ -29,11 +30,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var existing metav1.Object
-			if tt.existing != nil {
-				existing = tt.existing
-			}
-			err := Check("HelmRelease", existing, owner)
+			err := Check("HelmRelease", tt.existing, owner)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)

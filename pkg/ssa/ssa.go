@@ -46,12 +46,16 @@ const (
 	Unchanged Result = iota
 	// Created: the object did not exist.
 	Created
-	// Updated: the live object differed and was brought in line.
+	// Updated: the desired state changed since the last apply and the live
+	// object was brought to it.
 	Updated
+	// Corrected: the desired state did not change, but someone changed the
+	// live object; our fields were put back.
+	Corrected
 )
 
 func (r Result) String() string {
-	return [...]string{"unchanged", "created", "updated"}[r]
+	return [...]string{"unchanged", "created", "updated", "corrected"}[r]
 }
 
 // HashAnnotation is the annotation key that carries this manager's hash.
@@ -81,8 +85,11 @@ func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstruct
 	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
 		return Unchanged, err
 	}
-	if live == nil {
+	switch {
+	case live == nil:
 		return Created, nil
+	case live.GetAnnotations()[key] == hash:
+		return Corrected, nil
 	}
 	return Updated, nil
 }

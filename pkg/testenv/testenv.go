@@ -13,6 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 )
 
 // Assets returns the folder holding etcd and kube-apiserver:
@@ -20,8 +21,7 @@ import (
 func Assets() (string, error) {
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", ".cache", "bin")
+		dir = filepath.Join(RepoRoot(), ".cache", "bin")
 	}
 	for _, b := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
@@ -73,4 +73,35 @@ func (e *Env) Stop() error {
 		_ = os.RemoveAll(dataDir)
 	}
 	return err
+}
+
+// Kubeconfig returns a kubeconfig for an administrator (system:masters) of
+// the test API server, for running a controller binary against it.
+func (e *Env) Kubeconfig() ([]byte, error) {
+	u, err := e.env.AddUser(envtest.User{Name: "test-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return u.KubeConfig()
+}
+
+// CRDFromFile reads a CustomResourceDefinition manifest, relative to the
+// repository root (e.g. "api/crds/cozystack.io_applicationdefinitions.yaml"
+// or ".cache/crds/helm.toolkit.fluxcd.io_helmreleases.yaml").
+func CRDFromFile(rel string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	b, err := os.ReadFile(filepath.Join(RepoRoot(), rel))
+	if err != nil {
+		return nil, fmt.Errorf("reading CRD %s (run `make tools` for the third-party ones): %w", rel, err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(b, crd); err != nil {
+		return nil, fmt.Errorf("parsing CRD %s: %w", rel, err)
+	}
+	return crd, nil
+}
+
+// RepoRoot is the repository's root folder.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }

@@ -48,10 +48,13 @@ func init() {
 // Exactly one way of naming the backend must be used: spec.backend, or the
 // legacy spec.release (which means a Helm backend). Both may be set only when
 // they say the same thing, so a definition can migrate without a window in
-// which it is invalid.
+// which it is invalid. The API server checks the chart, prefix and wait
+// strategy (CEL); labels healthCheckExprs and the chart's kind are compared by ResolvedBackend,
+// because CEL cost estimation cannot bound a comparison of free-form maps and
+// lists, and a disagreement there is reported on the definition's status.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.backend) || has(self.release)",message="set spec.backend (type Helm or Terraform), or the legacy spec.release for a Helm backend"
-// +kubebuilder:validation:XValidation:rule="!has(self.backend) || !has(self.release) || (self.backend.type == 'Helm' && has(self.backend.helm) && self.backend.helm.chartRef == self.release.chartRef && (has(self.backend.helm.prefix) ? self.backend.helm.prefix : '') == (has(self.release.prefix) ? self.release.prefix : '') && (has(self.backend.helm.labels) ? self.backend.helm.labels : {}) == (has(self.release.labels) ? self.release.labels : {}) && (has(self.backend.helm.waitStrategy) ? self.backend.helm.waitStrategy : '') == (has(self.release.waitStrategy) ? self.release.waitStrategy : '') && (has(self.backend.helm.healthCheckExprs) ? self.backend.helm.healthCheckExprs : []) == (has(self.release.healthCheckExprs) ? self.release.healthCheckExprs : []))",message="spec.release and spec.backend disagree: remove spec.release (it is the legacy form of backend.helm), or make backend.type Helm with the same chartRef, prefix, labels, waitStrategy and healthCheckExprs"
+// +kubebuilder:validation:XValidation:rule="!has(self.backend) || !has(self.release) || (self.backend.type == 'Helm' && has(self.backend.helm) && self.backend.helm.chartRef.name == self.release.chartRef.name && (has(self.backend.helm.chartRef.__namespace__) ? self.backend.helm.chartRef.__namespace__ : ”) == (has(self.release.chartRef.__namespace__) ? self.release.chartRef.__namespace__ : ”) && (has(self.backend.helm.prefix) ? self.backend.helm.prefix : ”) == (has(self.release.prefix) ? self.release.prefix : ”) && (has(self.backend.helm.waitStrategy) ? self.backend.helm.waitStrategy : ”) == (has(self.release.waitStrategy) ? self.release.waitStrategy : ”))",message="spec.release and spec.backend disagree: remove spec.release (it is the legacy form of backend.helm), or make backend.type Helm with the same chartRef, prefix and waitStrategy"
 type ApplicationDefinitionSpec struct {
 	// Application names the user-facing kind and carries its schema.
 	Application ApplicationDefinitionApplication `json:"application"`
@@ -159,6 +162,7 @@ type HelmReleaseTemplate struct {
 	// used when healthCheckExprs is set (only the poller evaluates them).
 	// +optional
 	// +kubebuilder:validation:Enum=poller;legacy
+	// +kubebuilder:validation:MaxLength=16
 	WaitStrategy string `json:"waitStrategy,omitempty"`
 
 	// HealthCheckExprs are CEL health checks for custom resources the chart

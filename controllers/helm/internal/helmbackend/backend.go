@@ -1,0 +1,198 @@
+// Package helmbackend is the Helm backend: each instance of a Helm-backed
+// kind becomes a Flux HelmRelease, and the HelmRelease's status is projected
+// back onto the instance.
+//
+// The HelmRelease follows the contract kept from upstream Cozystack (so its
+// lineage webhook, shard operator and dashboard keep working):
+//
+//	metadata.name     <prefix><instance name>, in the instance's namespace
+//	metadata.labels   apps.cozystack.io/application.{kind,group,name}, the
+//	                  definition's labels, the instance's labels prefixed
+//	                  apps.cozystack.io-
+//	spec.chartRef     the definition's chartRef
+//	spec.values       the instance's spec
+//	spec.valuesFrom   Secret cozystack-values, then the definition's valuesFrom
+//	spec.interval     5m
+//	spec.install      strategy RetryOnFailure every 30s, timeout 10m or the
+//	spec.upgrade      definition's release.cozystack.io/helm-*-timeout
+//	                  annotations; wait disabled by helm-install-disable-wait
+//	spec.maxHistory   5
+//	spec.waitStrategy the definition's (poller when healthCheckExprs are set)
+//	spec.healthCheckExprs the definition's
+//
+// Status: Ready and Released are copied with their reason and message;
+// status.version is the HelmRelease's lastAttemptedRevision.
+package helmbackend
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/instance"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+)
+
+// Defaults of every HelmRelease.
+const (
+	ValuesSecretName     = "cozystack-values"
+	Interval             = 5 * time.Minute
+	RetryInterval        = 30 * time.Second
+	DefaultTimeout       = 10 * time.Minute
+	MaxHistory           = 5
+	ReasonInvalidTimeout = "InvalidTimeoutAnnotation"
+)
+
+// Backend implements instance.Backend for Flux HelmReleases.
+type Backend struct{}
+
+var _ instance.Backend = Backend{}
+
+// Type implements instance.Backend.
+func (Backend) Type() cozyv1alpha1.BackendType { return cozyv1alpha1.BackendHelm }
+
+// TargetGVK implements instance.Backend.
+func (Backend) TargetGVK() schema.GroupVersionKind {
+	return helmv2.GroupVersion.WithKind(helmv2.HelmReleaseKind)
+}
+
+// TargetName implements instance.Backend.
+func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructured) string {
+	return def.Prefix() + inst.GetName()
+}
+
+// Build implements instance.Backend.
+func (b Backend) Build(def *instance.Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	hb := def.Backend.Helm
+	if hb == nil || hb.ChartRef == nil {
+		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("definition %s has no Helm chartRef", def.Name()))
+	}
+	ann := def.Object.Annotations
+	install, err := timeout(ann, cozyv1alpha1.AnnotationHelmInstallTimeout)
+	if err != nil {
+		return nil, err
+	}
+	upgrade, err := timeout(ann, cozyv1alpha1.AnnotationHelmUpgradeTimeout)
+	if err != nil {
+		return nil, err
+	}
+	disableWait := ann[cozyv1alpha1.AnnotationHelmInstallDisableWait] == "true"
+
+	spec := helmv2.HelmReleaseSpec{
+		ChartRef:   hb.ChartRef.DeepCopy(),
+		Interval:   metav1.Duration{Duration: Interval},
+		MaxHistory: ptr(MaxHistory),
+		Install: &helmv2.Install{
+			Timeout:     &metav1.Duration{Duration: install},
+			DisableWait: disableWait,
+			Strategy:    &helmv2.InstallStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure), RetryInterval: &metav1.Duration{Duration: RetryInterval}},
+		},
+		Upgrade: &helmv2.Upgrade{
+			Timeout:     &metav1.Duration{Duration: upgrade},
+			DisableWait: disableWait,
+			Strategy:    &helmv2.UpgradeStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure), RetryInterval: &metav1.Duration{Duration: RetryInterval}},
+		},
+		ValuesFrom:       append([]helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecretName}}, hb.ValuesFrom...),
+		HealthCheckExprs: hb.HealthCheckExprs,
+	}
+	switch {
+	case hb.WaitStrategy != "":
+		spec.WaitStrategy = &helmv2.WaitStrategy{Name: helmv2.WaitStrategyName(hb.WaitStrategy)}
+	case len(hb.HealthCheckExprs) > 0:
+		// Only the poller evaluates health check expressions.
+		spec.WaitStrategy = &helmv2.WaitStrategy{Name: helmv2.WaitStrategyPoller}
+	}
+	if values, ok := inst.Object["spec"]; ok && values != nil {
+		b, err := jsonOf(values)
+		if err != nil {
+			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("encoding spec as Helm values: %w", err))
+		}
+		spec.Values = &apiextensionsv1.JSON{Raw: b}
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&spec)
+	if err != nil {
+		return nil, err
+	}
+	pruneZero(m)
+	return &unstructured.Unstructured{Object: map[string]any{"spec": m}}, nil
+}
+
+func timeout(ann map[string]string, key string) (time.Duration, error) {
+	v, ok := ann[key]
+	if !ok || v == "" {
+		return DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, reconcileerr.Stalled(ReasonInvalidTimeout,
+			fmt.Errorf("annotation %s=%q on the definition is not a positive duration such as 15m", key, v))
+	}
+	return d, nil
+}
+
+// ProjectStatus implements instance.Backend.
+func (Backend) ProjectStatus(def *instance.Definition, inst, target *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus) {
+	h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
+	status.Backend = &appsv1alpha1.BackendStatus{
+		Type:       string(cozyv1alpha1.BackendHelm),
+		Kind:       helmv2.HelmReleaseKind,
+		APIVersion: helmv2.GroupVersion.String(),
+	}
+	if target == nil {
+		status.Backend.Name = def.Prefix() + inst.GetName()
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "HelmRelease created; waiting for helm-controller")
+		return
+	}
+	status.Backend.Name = target.GetName()
+	hr := &helmv2.HelmRelease{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(target.Object, hr); err != nil {
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "cannot read the HelmRelease status: "+err.Error())
+		return
+	}
+	Project(hr, h, status)
+}
+
+// Project maps a HelmRelease's status onto an instance status. Pure.
+func Project(hr *helmv2.HelmRelease, h conditions.Holder, status *appsv1alpha1.ApplicationStatus) {
+	status.Version = hr.Status.LastAttemptedRevision
+	if rel := meta.FindStatusCondition(hr.Status.Conditions, "Released"); rel != nil {
+		conditions.Set(h, appsv1alpha1.ConditionReleased, rel.Status, rel.Reason, rel.Message)
+	} else {
+		conditions.Delete(h, appsv1alpha1.ConditionReleased)
+	}
+	ready := meta.FindStatusCondition(hr.Status.Conditions, "Ready")
+	stale := hr.Status.ObservedGeneration < hr.Generation
+	switch {
+	case ready == nil:
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "waiting for helm-controller to report on HelmRelease "+hr.Name)
+	case stale || ready.ObservedGeneration < hr.Generation && ready.ObservedGeneration != 0:
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing,
+			fmt.Sprintf("helm-controller has not yet processed generation %d of HelmRelease %s", hr.Generation, hr.Name))
+	case ready.Status == metav1.ConditionTrue:
+		conditions.MarkReady(h, ready.Reason, ready.Message)
+	case ready.Status == metav1.ConditionFalse && isTerminal(hr):
+		conditions.MarkStalled(h, ready.Reason, ready.Message)
+	case ready.Status == metav1.ConditionFalse:
+		conditions.MarkNotReady(h, ready.Reason, ready.Message)
+	default:
+		conditions.MarkReconciling(h, ready.Reason, ready.Message)
+	}
+}
+
+// isTerminal reports a HelmRelease that helm-controller gave up on (Stalled).
+func isTerminal(hr *helmv2.HelmRelease) bool {
+	return meta.IsStatusConditionTrue(hr.Status.Conditions, "Stalled")
+}
+
+func ptr[T any](v T) *T { return &v }

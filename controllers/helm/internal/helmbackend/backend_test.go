@@ -1,0 +1,269 @@
+package helmbackend
+
+import (
+	"strings"
+	"testing"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/instance"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+)
+
+func definition(t *testing.T, y string) *instance.Definition {
+	t.Helper()
+	obj := &cozyv1alpha1.ApplicationDefinition{}
+	if err := yaml.UnmarshalStrict([]byte(y), obj); err != nil {
+		t.Fatal(err)
+	}
+	def, err := instance.Resolve(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return def
+}
+
+func object(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+const legacyDef = `
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata:
+  name: postgres
+spec:
+  application: {kind: Postgres, plural: postgreses, singular: postgres, openAPISchema: '{}'}
+  release:
+    prefix: postgres-
+    labels: {cozystack.io/ui: "true"}
+    chartRef: {kind: ExternalArtifact, name: postgres-chart, namespace: cozy-system}
+`
+
+const instanceYAML = `
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: db, namespace: tenant-a, labels: {team: data}, generation: 3}
+spec:
+  replicas: 2
+  size: 10Gi
+  users: {app: {readonly: false}}
+`
+
+func TestBuildLegacyDefinition(t *testing.T) {
+	def := definition(t, legacyDef)
+	got, err := Backend{}.Build(def, object(t, instanceYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := object(t, `
+spec:
+  chartRef: {kind: ExternalArtifact, name: postgres-chart, namespace: cozy-system}
+  interval: 5m0s
+  maxHistory: 5
+  install:
+    timeout: 10m0s
+    strategy: {name: RetryOnFailure, retryInterval: 30s}
+  upgrade:
+    timeout: 10m0s
+    strategy: {name: RetryOnFailure, retryInterval: 30s}
+  valuesFrom:
+  - {kind: Secret, name: cozystack-values}
+  values:
+    replicas: 2
+    size: 10Gi
+    users: {app: {readonly: false}}
+`)
+	if diff := cmp.Diff(want.Object, normalise(t, got.Object)); diff != "" {
+		t.Fatalf("HelmRelease spec (-want +got):\n%s", diff)
+	}
+	if name := (Backend{}).TargetName(def, object(t, instanceYAML)); name != "postgres-db" {
+		t.Fatalf("TargetName = %q", name)
+	}
+}
+
+// normalise round-trips through YAML so numbers and durations compare as the
+// API server would store them.
+func normalise(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	b, err := yaml.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	if err := yaml.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestBuildBackendFormWithAnnotations(t *testing.T) {
+	def := definition(t, `
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata:
+  name: kafka
+  annotations:
+    release.cozystack.io/helm-install-timeout: 20m
+    release.cozystack.io/helm-upgrade-timeout: 1h
+    release.cozystack.io/helm-install-disable-wait: "true"
+spec:
+  application: {kind: Kafka, plural: kafkas, singular: kafka, openAPISchema: '{}'}
+  backend:
+    type: Helm
+    helm:
+      chartRef: {kind: OCIRepository, name: kafka, namespace: cozy-system}
+      valuesFrom:
+      - {kind: ConfigMap, name: kafka-defaults, valuesKey: values.yaml}
+      healthCheckExprs:
+      - apiVersion: kafka.strimzi.io/v1beta2
+        kind: Kafka
+        current: status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True')
+`)
+	got, err := Backend{}.Build(def, object(t, `{apiVersion: apps.cozystack.io/v1alpha1, kind: Kafka, metadata: {name: k, namespace: t}, spec: {}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr := &helmv2.HelmRelease{}
+	b, _ := yaml.Marshal(got.Object)
+	if err := yaml.UnmarshalStrict(b, hr); err != nil {
+		t.Fatalf("not a valid HelmRelease: %v", err)
+	}
+	s := hr.Spec
+	if s.Install.Timeout.Duration.String() != "20m0s" || s.Upgrade.Timeout.Duration.String() != "1h0m0s" {
+		t.Errorf("timeouts from annotations not applied: %v %v", s.Install.Timeout, s.Upgrade.Timeout)
+	}
+	if !s.Install.DisableWait || !s.Upgrade.DisableWait {
+		t.Error("disable-wait annotation not applied")
+	}
+	if len(s.ValuesFrom) != 2 || s.ValuesFrom[0].Name != "cozystack-values" || s.ValuesFrom[1].Name != "kafka-defaults" || s.ValuesFrom[1].ValuesKey != "values.yaml" {
+		t.Errorf("valuesFrom = %+v, want cozystack-values first then the definition's", s.ValuesFrom)
+	}
+	if s.WaitStrategy == nil || s.WaitStrategy.Name != helmv2.WaitStrategyPoller {
+		t.Errorf("waitStrategy = %+v, want poller because healthCheckExprs are set", s.WaitStrategy)
+	}
+	if len(s.HealthCheckExprs) != 1 || s.HealthCheckExprs[0] != (kustomize.CustomHealthCheck{APIVersion: "kafka.strimzi.io/v1beta2", Kind: "Kafka",
+		HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: "status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True')"}}) {
+		t.Errorf("healthCheckExprs = %+v", s.HealthCheckExprs)
+	}
+	if v, ok := got.Object["spec"].(map[string]any)["values"].(map[string]any); !ok || len(v) != 0 {
+		t.Errorf("values = %#v, want the empty spec carried as {}", got.Object["spec"].(map[string]any)["values"])
+	}
+}
+
+func TestBuildRejectsBadTimeout(t *testing.T) {
+	def := definition(t, legacyDef)
+	def.Object.Annotations = map[string]string{cozyv1alpha1.AnnotationHelmInstallTimeout: "ten minutes"}
+	_, err := Backend{}.Build(def, object(t, instanceYAML))
+	s, ok := reconcileerr.AsStalled(err)
+	if !ok || s.Reason != ReasonInvalidTimeout || !strings.Contains(err.Error(), "release.cozystack.io/helm-install-timeout") {
+		t.Fatalf("error = %v, want a stalled error naming the annotation", err)
+	}
+}
+
+func TestProject(t *testing.T) {
+	cond := func(typ string, st metav1.ConditionStatus, reason, msg string, gen int64) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg, ObservedGeneration: gen}
+	}
+	tests := []struct {
+		name        string
+		hr          helmv2.HelmRelease
+		wantReady   metav1.ConditionStatus
+		wantReason  string
+		wantStalled bool
+		wantRecon   bool
+		wantVersion string
+	}{
+		{
+			name:      "no status yet",
+			hr:        helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Generation: 1}},
+			wantReady: metav1.ConditionUnknown, wantReason: appsv1alpha1.ReasonProgressing, wantRecon: true,
+		},
+		{
+			name: "installed",
+			hr: helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: helmv2.HelmReleaseStatus{
+				ObservedGeneration: 2, LastAttemptedRevision: "0.4.1",
+				Conditions: []metav1.Condition{cond("Ready", "True", "InstallSucceeded", "Helm install succeeded", 2), cond("Released", "True", "InstallSucceeded", "ok", 2)},
+			}},
+			wantReady: metav1.ConditionTrue, wantReason: "InstallSucceeded", wantVersion: "0.4.1",
+		},
+		{
+			name: "upgrade in progress for a newer generation",
+			hr: helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Status: helmv2.HelmReleaseStatus{
+				ObservedGeneration: 2, LastAttemptedRevision: "0.4.1",
+				Conditions: []metav1.Condition{cond("Ready", "True", "InstallSucceeded", "", 2)},
+			}},
+			wantReady: metav1.ConditionUnknown, wantReason: appsv1alpha1.ReasonProgressing, wantRecon: true, wantVersion: "0.4.1",
+		},
+		{
+			name: "install failed, retrying",
+			hr: helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Status: helmv2.HelmReleaseStatus{
+				ObservedGeneration: 1, LastAttemptedRevision: "0.5.0",
+				Conditions: []metav1.Condition{cond("Ready", "False", "InstallFailed", "timeout", 1), cond("Released", "False", "InstallFailed", "timeout", 1)},
+			}},
+			wantReady: metav1.ConditionFalse, wantReason: "InstallFailed", wantVersion: "0.5.0",
+		},
+		{
+			name: "stalled",
+			hr: helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Status: helmv2.HelmReleaseStatus{
+				ObservedGeneration: 1,
+				Conditions:         []metav1.Condition{cond("Ready", "False", "InvalidCELExpression", "bad expr", 1), cond("Stalled", "True", "InvalidCELExpression", "bad expr", 1)},
+			}},
+			wantReady: metav1.ConditionFalse, wantReason: "InvalidCELExpression", wantStalled: true,
+		},
+		{
+			name: "helm-controller reconciling",
+			hr: helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Status: helmv2.HelmReleaseStatus{
+				ObservedGeneration: 1,
+				Conditions:         []metav1.Condition{cond("Ready", "Unknown", "Progressing", "Fresh install in progress", 1)},
+			}},
+			wantReady: metav1.ConditionUnknown, wantReason: "Progressing", wantRecon: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status := &appsv1alpha1.ApplicationStatus{}
+			h := conditions.Holder{Generation: 7, Conditions: &status.Conditions}
+			tt.hr.Name = "postgres-db"
+			Project(&tt.hr, h, status)
+			ready := conditions.Get(h, appsv1alpha1.ConditionReady)
+			if ready == nil || ready.Status != tt.wantReady || ready.Reason != tt.wantReason || ready.ObservedGeneration != 7 {
+				t.Fatalf("Ready = %+v, want %s/%s at generation 7", ready, tt.wantReady, tt.wantReason)
+			}
+			if conditions.IsTrue(h, conditions.Stalled) != tt.wantStalled || conditions.IsTrue(h, conditions.Reconciling) != tt.wantRecon {
+				t.Fatalf("Stalled/Reconciling = %v/%v, want %v/%v", conditions.IsTrue(h, conditions.Stalled), conditions.IsTrue(h, conditions.Reconciling), tt.wantStalled, tt.wantRecon)
+			}
+			if status.Version != tt.wantVersion {
+				t.Fatalf("version = %q, want %q", status.Version, tt.wantVersion)
+			}
+			if rel := meta(tt.hr.Status.Conditions, "Released"); rel != nil {
+				got := conditions.Get(h, appsv1alpha1.ConditionReleased)
+				if got == nil || got.Status != rel.Status || got.Reason != rel.Reason || got.Message != rel.Message {
+					t.Fatalf("Released = %+v, want a copy of %+v", got, rel)
+				}
+			}
+		})
+	}
+}
+
+func meta(c []metav1.Condition, typ string) *metav1.Condition {
+	for i := range c {
+		if c[i].Type == typ {
+			return &c[i]
+		}
+	}
+	return nil
+}

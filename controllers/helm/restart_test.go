@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
+)
+
+// TestKilledMidWayConverges runs the real controller binary against a real
+// API server, kills it (SIGKILL) while it is materialising 200 instances,
+// starts it again and checks that every instance ends up with exactly one
+// HelmRelease it controls. It then lets the system settle and checks that
+// two resync periods cause no API write.
+func TestKilledMidWayConverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server and the controller binary")
+	}
+	const n = 200
+	ctx := context.Background()
+
+	env := startEnv(t)
+	defer func() { _ = env.Stop() }()
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "helm")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the controller: %v\n%s", err, out)
+	}
+	kc, err := env.Kubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = cozyv1alpha1.AddToScheme(scheme)
+	_ = helmv2.AddToScheme(scheme)
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-r"}}); err != nil {
+		t.Fatal(err)
+	}
+	def := &cozyv1alpha1.ApplicationDefinition{}
+	if err := yaml.Unmarshal([]byte(`
+metadata: {name: restart}
+spec:
+  application: {kind: Restart, plural: restarts, singular: restart, openAPISchema: '{"type":"object"}'}
+  release:
+    prefix: r-
+    chartRef: {kind: HelmChart, name: restart, namespace: cozy-system}
+`), def); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	def.Status.CRDName = "restarts.apps.cozystack.io"
+	if err := c.Status().Update(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	gvk := appsv1alpha1.GroupVersion.WithKind("Restart")
+	for i := range n {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"i": int64(i)}}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("tenant-r")
+		u.SetName(fmt.Sprintf("app-%03d", i))
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	count := func() int {
+		list := &helmv2.HelmReleaseList{}
+		if err := c.List(ctx, list, client.InNamespace("tenant-r")); err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items)
+	}
+
+	// First run, throttled so the kill lands mid-way.
+	first := startController(t, bin, kubeconfig, "--kube-api-qps=20", "--kube-api-burst=20", "--workers=2")
+	deadline := time.Now().Add(60 * time.Second)
+	for count() < 20 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = first.Process.Signal(syscall.SIGKILL)
+	_, _ = first.Process.Wait()
+	killedAt := count()
+	if killedAt == 0 || killedAt >= n {
+		t.Fatalf("the kill did not land mid-way: %d of %d HelmReleases existed", killedAt, n)
+	}
+	t.Logf("killed the controller with %d of %d HelmReleases written", killedAt, n)
+
+	second := startController(t, bin, kubeconfig, "--resync-period=10s")
+	defer func() { _ = second.Process.Kill(); _, _ = second.Process.Wait() }()
+	deadline = time.Now().Add(90 * time.Second)
+	for count() < n && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	list := &helmv2.HelmReleaseList{}
+	if err := c.List(ctx, list, client.InNamespace("tenant-r")); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != n {
+		t.Fatalf("%d HelmReleases after restart, want %d", len(list.Items), n)
+	}
+	seen := map[string]bool{}
+	for _, hr := range list.Items {
+		ref := metav1.GetControllerOf(&hr)
+		name := strings.TrimPrefix(hr.Name, "r-")
+		if ref == nil || ref.Kind != "Restart" || ref.Name != name || seen[name] {
+			t.Fatalf("HelmRelease %s: controller %+v (duplicate: %v)", hr.Name, ref, seen[name])
+		}
+		seen[name] = true
+	}
+
+	// Settled: no write over two resync periods.
+	time.Sleep(3 * time.Second)
+	before := writes(t, second.metrics)
+	time.Sleep(25 * time.Second)
+	if after := writes(t, second.metrics); after != before {
+		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
+	}
+}
+
+func startEnv(t *testing.T) *testenv.Env {
+	t.Helper()
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range []string{"api/crds/cozystack.io_applicationdefinitions.yaml", ".cache/crds/helm.toolkit.fluxcd.io_helmreleases.yaml"} {
+		crd, err := testenv.CRDFromFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, crd)
+	}
+	preserve := true
+	crds = append(crds, &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "restarts.apps.cozystack.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "apps.cozystack.io", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Restart", Plural: "restarts", ListKind: "RestartList", Singular: "restart"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1alpha1", Served: true, Storage: true,
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}},
+			}},
+		},
+	})
+	env, err := testenv.Start(crds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+type process struct {
+	*exec.Cmd
+	metrics string
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func startController(t *testing.T, bin, kubeconfig string, args ...string) *process {
+	t.Helper()
+	metrics, probes := freePort(t), freePort(t)
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", metrics, "--health-probe-bind-address", probes}, args...)...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i++ {
+		if resp, err := http.Get("http://" + probes + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return &process{Cmd: cmd, metrics: metrics}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the controller did not become ready")
+	return nil
+}
+
+// writes sums the controller's mutating API requests from its
+// rest_client_requests_total metric.
+func writes(t *testing.T, addr string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	total := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		if !strings.Contains(line, `method="POST"`) && !strings.Contains(line, `method="PUT"`) &&
+			!strings.Contains(line, `method="PATCH"`) && !strings.Contains(line, `method="DELETE"`) {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += int(v)
+	}
+	return total
+}

@@ -1,0 +1,3 @@
+module github.com/cozyplane/cozyplane/hack/tools/testsum
+
+go 1.26

@@ -1,0 +1,132 @@
+// Package instance is the backend-neutral half of every backend controller.
+//
+// A Backend (Helm, Terraform) knows one thing: how an instance of a
+// user-facing kind becomes a backing object, and how that object's status
+// reads back onto the instance. Everything else is here, once:
+//
+//   - dynamic watches on every kind the backend serves, added and removed as
+//     ApplicationDefinitions come and go (pkg/dynamicwatch);
+//   - the backing object's name, namespace and labels from the common
+//     contract, and a controller ownerReference to the instance;
+//   - the ownership guard: an object with the derived name that the instance
+//     does not control is never overwritten; the instance says why;
+//   - server-side apply with one field manager, skipped when nothing changed,
+//     so a settled system writes nothing and other actors' fields survive;
+//   - the status envelope: Ready mirrors the backing object, observedGeneration,
+//     version, per-backend details, written only when it changed;
+//   - events for creation, drift correction and refusals;
+//   - bringing every backing object of a kind to the new desired state when
+//     its definition changes.
+package instance
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+)
+
+// Backend materialises instances of the kinds whose definitions name it.
+type Backend interface {
+	// Type is the backend type this implementation serves.
+	Type() cozyv1alpha1.BackendType
+
+	// TargetGVK is the kind of the backing objects.
+	TargetGVK() schema.GroupVersionKind
+
+	// TargetName is the backing object's name for an instance (in the
+	// instance's namespace): the definition's prefix and the instance name.
+	TargetName(def *Definition, inst *unstructured.Unstructured) string
+
+	// Build returns the desired backing object for an instance: its spec and
+	// any labels or annotations of its own. The reconciler sets apiVersion,
+	// kind, name, namespace, the common labels and the ownerReference. Build
+	// is pure; a returned reconcileerr.Stalled error is reported on the
+	// instance (the tenant or the platform team must change something).
+	// Because the whole desired state is rebuilt from the definition every
+	// time, it also brings an existing backing object in line when the
+	// definition changes.
+	Build(def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error)
+
+	// ProjectStatus reads the backing object's status onto the instance:
+	// Ready (and the backend's own conditions), version and backend details.
+	// target is nil while the backing object does not exist yet.
+	ProjectStatus(def *Definition, inst *unstructured.Unstructured, target *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus)
+}
+
+// Finalizing is implemented by backends that must hold an instance while its
+// backing object is deleted (e.g. Terraform destroying cloud resources).
+type Finalizing interface {
+	// Finalizer returns the finalizer to keep on instances of def, or "" when
+	// instances of def can go at once.
+	Finalizer(def *Definition) string
+}
+
+// Definition is an ApplicationDefinition resolved for a backend: the legacy
+// spec.release read as a Helm backend, the served kind spelled out.
+type Definition struct {
+	// Object is the definition as read from the API server.
+	Object *cozyv1alpha1.ApplicationDefinition
+	// Backend is the resolved backend (legacy release normalised).
+	Backend cozyv1alpha1.ApplicationBackend
+	// GVK is the served kind, apps.cozystack.io/v1alpha1.
+	GVK schema.GroupVersionKind
+}
+
+// Name is the definition's name.
+func (d *Definition) Name() string { return d.Object.Name }
+
+// Prefix is the backing-object name prefix of the resolved backend.
+func (d *Definition) Prefix() string {
+	switch {
+	case d.Backend.Helm != nil:
+		return d.Backend.Helm.Prefix
+	case d.Backend.Terraform != nil:
+		return d.Backend.Terraform.Prefix
+	}
+	return ""
+}
+
+// Labels are the labels the definition adds to every backing object.
+func (d *Definition) Labels() map[string]string {
+	switch {
+	case d.Backend.Helm != nil:
+		return d.Backend.Helm.Labels
+	case d.Backend.Terraform != nil:
+		return d.Backend.Terraform.Labels
+	}
+	return nil
+}
+
+// Resolve reads a definition for the backends. It fails when the definition
+// names no backend.
+func Resolve(obj *cozyv1alpha1.ApplicationDefinition) (*Definition, error) {
+	be, err := obj.ResolvedBackend()
+	if err != nil {
+		return nil, err
+	}
+	return &Definition{
+		Object:  obj,
+		Backend: be,
+		GVK:     appsv1alpha1.GroupVersion.WithKind(obj.Spec.Application.Kind),
+	}, nil
+}
+
+// CommonLabels are the labels of the common contract on a backing object:
+// the application kind, group and name, the definition's labels, and the
+// instance's own labels prefixed with apps.cozystack.io-.
+func CommonLabels(def *Definition, inst client.Object) map[string]string {
+	out := map[string]string{}
+	for k, v := range def.Labels() {
+		out[k] = v
+	}
+	for k, v := range inst.GetLabels() {
+		out[appsv1alpha1.InstanceLabelPrefix+k] = v
+	}
+	out[appsv1alpha1.LabelApplicationKind] = def.GVK.Kind
+	out[appsv1alpha1.LabelApplicationGroup] = def.GVK.Group
+	out[appsv1alpha1.LabelApplicationName] = inst.GetName()
+	return out
+}

@@ -1,0 +1,426 @@
+package instance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
+	"github.com/cozyplane/cozyplane/pkg/manager"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
+)
+
+// Event reasons on instances.
+const (
+	EventCreated         = "Created"
+	EventUpdated         = "Updated"
+	EventDriftCorrected  = "DriftCorrected"
+	EventTakeoverRefused = "TakeoverRefused"
+	EventInvalidSpec     = "InvalidSpec"
+	EventApplyFailed     = "ApplyFailed"
+)
+
+// Reconciler is the generic instance reconciler of one backend.
+type Reconciler struct {
+	// Name names the controller and its field manager, e.g. cozystack-helm.
+	Name    string
+	Backend Backend
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server: an object with a backing
+	// object's name but none of our labels is not in the label-filtered
+	// cache, and must still be seen before anything is applied.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Workers   int
+
+	applier ssa.Applier
+	defs    *registry
+	watches *dynamicwatch.Set
+}
+
+// CacheOptions limits the manager's cache of backing objects to those
+// carrying the application labels: a cluster may hold thousands of
+// HelmReleases that are none of ours. Pass it to manager.New.
+func CacheOptions(b Backend) manager.Customize {
+	return func(o *ctrl.Options) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(b.TargetGVK())
+		req, err := labels.NewRequirement(appsv1alpha1.LabelApplicationKind, selection.Exists, nil)
+		if err != nil {
+			panic(err) // a constant key: cannot fail
+		}
+		if o.Cache.ByObject == nil {
+			o.Cache.ByObject = map[client.Object]cache.ByObject{}
+		}
+		o.Cache.ByObject[u] = cache.ByObject{Label: labels.NewSelector().Add(*req)}
+	}
+}
+
+// SetupWithManager registers the instance controller (fed by dynamic
+// watches) and the definition controller that drives those watches.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Workers < 1 {
+		r.Workers = 1
+	}
+	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.Name}
+	r.defs = newRegistry()
+	r.watches = dynamicwatch.New(mgr.GetCache())
+
+	c, err := controller.NewTyped[dynamicwatch.Request](r.Name, mgr, controller.TypedOptions[dynamicwatch.Request]{
+		Reconciler:              r,
+		MaxConcurrentReconciles: r.Workers,
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Watch(r.watches); err != nil {
+		return err
+	}
+	// Backing objects map back to their instance through the contract labels.
+	if err := r.watches.Watch(r.Backend.TargetGVK(), dynamicwatch.Options{Map: mapTarget, Filter: hasApplicationLabels}); err != nil {
+		return fmt.Errorf("watching %s (is its CRD installed?): %w", r.Backend.TargetGVK().Kind, err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(r.Name + "-definitions").
+		For(&cozyv1alpha1.ApplicationDefinition{}).
+		Complete(reconcileFunc(r.reconcileDefinition))
+}
+
+type reconcileFunc func(context.Context, ctrl.Request) (ctrl.Result, error)
+
+func (f reconcileFunc) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return f(ctx, req)
+}
+
+func hasApplicationLabels(o client.Object) bool {
+	l := o.GetLabels()
+	return l[appsv1alpha1.LabelApplicationKind] != "" && l[appsv1alpha1.LabelApplicationName] != "" &&
+		l[appsv1alpha1.LabelApplicationGroup] == appsv1alpha1.GroupVersion.Group
+}
+
+func mapTarget(o client.Object) []dynamicwatch.Request {
+	l := o.GetLabels()
+	return []dynamicwatch.Request{{
+		GVK:            appsv1alpha1.GroupVersion.WithKind(l[appsv1alpha1.LabelApplicationKind]),
+		NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[appsv1alpha1.LabelApplicationName]},
+	}}
+}
+
+// reconcileDefinition keeps the registry and the dynamic watches in line
+// with the definitions of this backend. When a served definition changes,
+// every instance of its kind is reconciled again, so every backing object
+// reaches the new desired state.
+func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	obj := &cozyv1alpha1.ApplicationDefinition{}
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.forget(ctx, req.Name)
+		}
+		return ctrl.Result{}, err
+	}
+	def, err := Resolve(obj)
+	if err != nil || def.Backend.Type != r.Backend.Type() {
+		// Not ours (or not valid: the appdef controller reports that).
+		return ctrl.Result{}, r.forget(ctx, req.Name)
+	}
+	if obj.Status.CRDName == "" {
+		// The kind is not served yet; the appdef controller's status update
+		// brings us back here.
+		return ctrl.Result{}, nil
+	}
+	prev := r.defs.set(def)
+	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{}); err != nil {
+		return ctrl.Result{}, err
+	}
+	if prev == nil || definitionChanged(prev.Object, obj) {
+		// A new watch delivers every existing instance by itself; a changed
+		// definition needs them all enqueued again.
+		n, err := r.enqueueAll(ctx, def.GVK)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		logger.V(1).Info("definition changed; instances enqueued", "kind", def.GVK.Kind, "instances", n)
+	}
+	return ctrl.Result{}, nil
+}
+
+// definitionChanged reports a change that affects backing objects: the spec
+// (generation) or the annotations that tune them.
+func definitionChanged(old, cur *cozyv1alpha1.ApplicationDefinition) bool {
+	return old.Generation != cur.Generation || !equality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
+		old.Status.CRDName != cur.Status.CRDName
+}
+
+func (r *Reconciler) forget(ctx context.Context, name string) error {
+	prev := r.defs.remove(name)
+	if prev == nil || r.defs.servesKind(prev.GVK) {
+		return nil
+	}
+	return r.watches.Unwatch(ctx, prev.GVK)
+}
+
+func (r *Reconciler) enqueueAll(ctx context.Context, gvk schema.GroupVersionKind) (int, error) {
+	if !r.watches.HasSynced(gvk) {
+		return 0, nil // the informer's initial list enqueues everything
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	ul := &unstructured.UnstructuredList{}
+	ul.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := r.Client.List(ctx, ul); err != nil {
+		return 0, err
+	}
+	reqs := make([]dynamicwatch.Request, 0, len(ul.Items))
+	for i := range ul.Items {
+		reqs = append(reqs, dynamicwatch.Request{GVK: gvk, NamespacedName: client.ObjectKeyFromObject(&ul.Items[i])})
+	}
+	r.watches.Enqueue(reqs...)
+	return len(reqs), nil
+}
+
+// Reconcile brings one instance's backing object to its desired state and
+// projects its status back.
+func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (ctrl.Result, error) {
+	def := r.defs.forKind(req.GVK)
+	if def == nil {
+		return ctrl.Result{}, nil
+	}
+	inst := &unstructured.Unstructured{}
+	inst.SetGroupVersionKind(req.GVK)
+	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
+		// Gone: the garbage collector removes the backing object through
+		// its ownerReference.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !inst.GetDeletionTimestamp().IsZero() {
+		return r.reconcileDelete(ctx, def, inst)
+	}
+	if fz, ok := r.Backend.(Finalizing); ok {
+		if f := fz.Finalizer(def); f != "" && !controllerutil.ContainsFinalizer(inst, f) {
+			patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			controllerutil.AddFinalizer(inst, f)
+			if err := r.Client.Patch(ctx, inst, patch); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+
+	old, err := readStatus(inst)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	status := *old.DeepCopy()
+	target, rerr := r.reconcileTarget(ctx, def, inst)
+	r.summarize(def, inst, target, rerr, &status)
+	if err := r.writeStatus(ctx, inst, old, &status); err != nil {
+		return ctrl.Result{}, err
+	}
+	return reconcileerr.Result(rerr)
+}
+
+// reconcileTarget builds, guards and applies the backing object. It returns
+// the live backing object (nil when it could not be written).
+func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	desired, err := r.desired(def, inst)
+	if err != nil {
+		r.event(inst, "Warning", EventInvalidSpec, "Build", err.Error())
+		return nil, err
+	}
+	live, err := r.live(ctx, desired)
+	if err != nil {
+		return nil, err
+	}
+	owner := ownerOf(inst)
+	if err := ownership.Check(desired.GetKind(), live, owner); err != nil {
+		r.event(inst, "Warning", EventTakeoverRefused, "Guard", err.Error())
+		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonBackingObjectNotOwned, err)
+	}
+	res, err := r.applier.Apply(ctx, desired, live)
+	if err != nil {
+		r.event(inst, "Warning", EventApplyFailed, "Apply", err.Error())
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonApplyFailed, fmt.Errorf("the API server refused %s %s: %w", desired.GetKind(), desired.GetName(), err))
+		}
+		return nil, err
+	}
+	kind, name := desired.GetKind(), desired.GetName()
+	switch res {
+	case ssa.Created:
+		r.event(inst, "Normal", EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
+	case ssa.Updated:
+		r.event(inst, "Normal", EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
+	case ssa.Corrected:
+		r.event(inst, "Normal", EventDriftCorrected, "Apply", fmt.Sprintf("%s %s was changed outside this instance; its managed fields were restored", kind, name))
+	}
+	return live, nil
+}
+
+// desired is the backend's object plus the common contract.
+func (r *Reconciler) desired(def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	obj, err := r.Backend.Build(def, inst)
+	if err != nil {
+		if _, ok := reconcileerr.AsStalled(err); ok {
+			return nil, err
+		}
+		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, err)
+	}
+	obj.SetGroupVersionKind(r.Backend.TargetGVK())
+	obj.SetName(r.Backend.TargetName(def, inst))
+	obj.SetNamespace(inst.GetNamespace())
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range CommonLabels(def, inst) {
+		labels[k] = v
+	}
+	obj.SetLabels(labels)
+	obj.SetOwnerReferences([]metav1.OwnerReference{ownership.ControllerRef(ownerOf(inst))})
+	return obj, nil
+}
+
+func ownerOf(inst *unstructured.Unstructured) ownership.Owner {
+	return ownership.Owner{GVK: inst.GroupVersionKind(), Name: inst.GetName(), UID: string(inst.GetUID())}
+}
+
+// live reads the backing object: from the (label-filtered) cache, and from
+// the API server when the cache has none, so a foreign object without our
+// labels is seen before anything is written.
+func (r *Reconciler) live(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live, err := ssa.Get(ctx, r.Client, desired)
+	if err != nil || live != nil {
+		return live, err
+	}
+	return ssa.Get(ctx, r.APIReader, desired)
+}
+
+// summarize computes the instance status: the backend's projection when the
+// backing object is in place, or the reason it is not. It is the one place
+// that decides Ready.
+func (r *Reconciler) summarize(def *Definition, inst, target *unstructured.Unstructured, err error, status *appsv1alpha1.ApplicationStatus) {
+	status.ObservedGeneration = inst.GetGeneration()
+	h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
+	if err != nil {
+		if s, ok := reconcileerr.AsStalled(err); ok {
+			conditions.MarkStalled(h, s.Reason, s.Error())
+			return
+		}
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "retrying: "+err.Error())
+		return
+	}
+	r.Backend.ProjectStatus(def, inst, target, status)
+}
+
+func readStatus(inst *unstructured.Unstructured) (*appsv1alpha1.ApplicationStatus, error) {
+	st := &appsv1alpha1.ApplicationStatus{}
+	m, ok, err := unstructured.NestedMap(inst.Object, "status")
+	if err != nil || !ok {
+		return st, nil //nolint:nilerr // a malformed status is rewritten from scratch
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, st); err != nil {
+		return &appsv1alpha1.ApplicationStatus{}, nil //nolint:nilerr // as above
+	}
+	return st, nil
+}
+
+// writeStatus updates the status subresource when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstructured, old, status *appsv1alpha1.ApplicationStatus) error {
+	if equality.Semantic.DeepEqual(old, status) {
+		return nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(status)
+	if err != nil {
+		return err
+	}
+	u := inst.DeepCopy()
+	u.Object["status"] = m
+	if err := r.Client.Status().Update(ctx, u); err != nil {
+		if apierrors.IsConflict(err) {
+			return reconcileerr.Waiting("Conflict", 100*time.Millisecond, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// reconcileDelete holds a finalizing instance until its backing object is
+// gone, then lets it go.
+func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (ctrl.Result, error) {
+	fz, ok := r.Backend.(Finalizing)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	var ours []string
+	for _, f := range inst.GetFinalizers() {
+		if f == appsv1alpha1.FinalizerDestroy || f == fz.Finalizer(def) {
+			ours = append(ours, f)
+		}
+	}
+	if len(ours) == 0 {
+		return ctrl.Result{}, nil
+	}
+	target := &unstructured.Unstructured{}
+	target.SetGroupVersionKind(r.Backend.TargetGVK())
+	target.SetNamespace(inst.GetNamespace())
+	target.SetName(r.Backend.TargetName(def, inst))
+	live, err := ssa.Get(ctx, r.APIReader, target)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if live != nil && ownership.Check(live.GetKind(), live, ownerOf(inst)) == nil {
+		if live.GetDeletionTimestamp().IsZero() {
+			if err := r.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		old, _ := readStatus(inst)
+		status := *old.DeepCopy()
+		h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonDeleting,
+			fmt.Sprintf("waiting for %s %s to be deleted (its resources are being destroyed)", live.GetKind(), live.GetName()))
+		if err := r.writeStatus(ctx, inst, old, &status); err != nil && !apierrors.IsNotFound(err) {
+			return reconcileerr.Result(err)
+		}
+		// The backing object's deletion event brings us back.
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	}
+	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	for _, f := range ours {
+		controllerutil.RemoveFinalizer(inst, f)
+	}
+	if err := r.Client.Patch(ctx, inst, patch); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) event(inst *unstructured.Unstructured, eventType, reason, action, note string) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(inst, nil, eventType, reason, action, "%s", note)
+}

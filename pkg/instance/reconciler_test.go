@@ -1,0 +1,368 @@
+package instance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/manager"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
+)
+
+// configMapBackend is a test backend whose backing objects are ConfigMaps:
+// data.spec holds the instance spec as JSON; the test plays the part of the
+// backing object's controller with the annotation ready=true.
+type configMapBackend struct{}
+
+func (configMapBackend) Type() cozyv1alpha1.BackendType { return cozyv1alpha1.BackendHelm }
+func (configMapBackend) TargetGVK() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+}
+func (configMapBackend) TargetName(def *Definition, inst *unstructured.Unstructured) string {
+	return def.Prefix() + inst.GetName()
+}
+func (configMapBackend) Build(def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	b, err := json.Marshal(inst.Object["spec"])
+	if err != nil {
+		return nil, err
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"spec": string(b)}}}, nil
+}
+func (configMapBackend) ProjectStatus(def *Definition, inst, target *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus) {
+	h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
+	if target != nil && target.GetAnnotations()["ready"] == "true" {
+		status.Version = target.GetAnnotations()["version"]
+		conditions.MarkReady(h, "Ready", "backing object ready")
+		return
+	}
+	conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "waiting")
+}
+
+var (
+	env    *testenv.Env
+	writes atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.InfoLevel)))
+	var err error
+	env, err = testenv.Start(widgetCRD(), appdefCRD())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func appdefCRD() *apiextensionsv1.CustomResourceDefinition {
+	crd, err := testenv.CRDFromFile("api/crds/cozystack.io_applicationdefinitions.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return crd
+}
+
+func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
+	preserve := true
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.apps.cozystack.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "apps.cozystack.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", Plural: "widgets", ListKind: "WidgetList", Singular: "widget"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1alpha1", Served: true, Storage: true,
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: &preserve,
+				}},
+			}},
+		},
+	}
+}
+
+// counting counts the writes a reconciler makes.
+type counting struct{ client.Client }
+
+func (c counting) Create(ctx context.Context, o client.Object, opts ...client.CreateOption) error {
+	writes.Add(1)
+	return c.Client.Create(ctx, o, opts...)
+}
+func (c counting) Update(ctx context.Context, o client.Object, opts ...client.UpdateOption) error {
+	writes.Add(1)
+	return c.Client.Update(ctx, o, opts...)
+}
+func (c counting) Patch(ctx context.Context, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+	writes.Add(1)
+	return c.Client.Patch(ctx, o, p, opts...)
+}
+func (c counting) Apply(ctx context.Context, o runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	writes.Add(1)
+	return c.Client.Apply(ctx, o, opts...)
+}
+func (c counting) Delete(ctx context.Context, o client.Object, opts ...client.DeleteOption) error {
+	writes.Add(1)
+	return c.Client.Delete(ctx, o, opts...)
+}
+func (c counting) Status() client.SubResourceWriter { return countingStatus{c.Client.Status()} }
+
+type countingStatus struct{ client.SubResourceWriter }
+
+func (c countingStatus) Update(ctx context.Context, o client.Object, opts ...client.SubResourceUpdateOption) error {
+	writes.Add(1)
+	return c.SubResourceWriter.Update(ctx, o, opts...)
+}
+func (c countingStatus) Patch(ctx context.Context, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+	writes.Add(1)
+	return c.SubResourceWriter.Patch(ctx, o, p, opts...)
+}
+
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err = cond(); err == nil {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s: %v", what, err)
+}
+
+func TestGenericReconciler(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = cozyv1alpha1.AddToScheme(scheme)
+
+	opts := manager.NewOptions("cozystack-test")
+	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
+	backend := configMapBackend{}
+	mgr, err := manager.NewWithConfig(opts, env.Config, scheme, CacheOptions(backend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Name: "cozystack-test", Backend: backend, Client: counting{mgr.GetClient()}, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("cozystack-test"), Workers: 2}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a"}}))
+
+	// The definition, marked served as the appdef controller would.
+	def := &cozyv1alpha1.ApplicationDefinition{}
+	must(yaml.Unmarshal([]byte(`
+metadata: {name: widget}
+spec:
+  application: {kind: Widget, plural: widgets, singular: widget, openAPISchema: '{"type":"object"}'}
+  release:
+    prefix: w-
+    labels: {platform: "yes"}
+    chartRef: {kind: HelmChart, name: widget, namespace: cozy-system}
+`), def))
+	must(c.Create(ctx, def))
+	def.Status.CRDName = "widgets.apps.cozystack.io"
+	must(c.Status().Update(ctx, def))
+
+	gvk := appsv1alpha1.GroupVersion.WithKind("Widget")
+	newWidget := func(name string, spec map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("tenant-a")
+		u.SetName(name)
+		u.SetLabels(map[string]string{"team": "blue"})
+		return u
+	}
+	getCM := func(name string) (*unstructured.Unstructured, error) {
+		cm := &unstructured.Unstructured{}
+		cm.SetGroupVersionKind(backend.TargetGVK())
+		return cm, c.Get(ctx, types.NamespacedName{Namespace: "tenant-a", Name: name}, cm)
+	}
+	getWidget := func(name string) (*unstructured.Unstructured, *appsv1alpha1.ApplicationStatus) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		must(c.Get(ctx, types.NamespacedName{Namespace: "tenant-a", Name: name}, u))
+		st, _ := readStatus(u)
+		return u, st
+	}
+
+	t.Run("instance becomes a labelled, owned backing object", func(t *testing.T) {
+		w := newWidget("one", map[string]any{"size": int64(3)})
+		must(c.Create(ctx, w))
+		eventually(t, "ConfigMap w-one", func() error {
+			cm, err := getCM("w-one")
+			if err != nil {
+				return err
+			}
+			want := map[string]string{"platform": "yes", "apps.cozystack.io-team": "blue",
+				"apps.cozystack.io/application.kind": "Widget", "apps.cozystack.io/application.group": "apps.cozystack.io",
+				"apps.cozystack.io/application.name": "one"}
+			for k, v := range want {
+				if cm.GetLabels()[k] != v {
+					return fmt.Errorf("label %s = %q, want %q", k, cm.GetLabels()[k], v)
+				}
+			}
+			ref := metav1.GetControllerOf(cm)
+			if ref == nil || ref.UID != w.GetUID() || ref.Kind != "Widget" {
+				return fmt.Errorf("controller reference = %+v", ref)
+			}
+			if d, _, _ := unstructured.NestedString(cm.Object, "data", "spec"); d != `{"size":3}` {
+				return fmt.Errorf("data.spec = %s", d)
+			}
+			return nil
+		})
+		eventually(t, "instance Reconciling", func() error {
+			_, st := getWidget("one")
+			if r := meta.FindStatusCondition(st.Conditions, "Reconciling"); r == nil || r.Status != "True" {
+				return fmt.Errorf("conditions %+v", st.Conditions)
+			}
+			return nil
+		})
+	})
+
+	t.Run("backing object status is projected", func(t *testing.T) {
+		cm, err := getCM("w-one")
+		must(err)
+		cm.SetAnnotations(map[string]string{"ready": "true", "version": "1.2.3"})
+		must(c.Update(ctx, cm))
+		eventually(t, "instance Ready", func() error {
+			w, st := getWidget("one")
+			ready := meta.FindStatusCondition(st.Conditions, "Ready")
+			if ready == nil || ready.Status != "True" || st.Version != "1.2.3" || st.ObservedGeneration != w.GetGeneration() {
+				return fmt.Errorf("status %+v", st)
+			}
+			if meta.FindStatusCondition(st.Conditions, "Reconciling") != nil {
+				return fmt.Errorf("still Reconciling: %+v", st.Conditions)
+			}
+			return nil
+		})
+	})
+
+	t.Run("drift is corrected and other fields survive", func(t *testing.T) {
+		cm, err := getCM("w-one")
+		must(err)
+		must(unstructured.SetNestedField(cm.Object, `{"size":99}`, "data", "spec"))
+		must(unstructured.SetNestedField(cm.Object, "someone-else", "data", "extra"))
+		must(c.Update(ctx, cm))
+		eventually(t, "drift corrected", func() error {
+			cm, err := getCM("w-one")
+			if err != nil {
+				return err
+			}
+			if d, _, _ := unstructured.NestedString(cm.Object, "data", "spec"); d != `{"size":3}` {
+				return fmt.Errorf("data.spec = %s", d)
+			}
+			if d, _, _ := unstructured.NestedString(cm.Object, "data", "extra"); d != "someone-else" {
+				return fmt.Errorf("a field we do not manage was dropped: extra = %q", d)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a foreign object with the derived name is left alone", func(t *testing.T) {
+		foreign := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"mine": "yes"}}}
+		foreign.SetGroupVersionKind(backend.TargetGVK())
+		foreign.SetNamespace("tenant-a")
+		foreign.SetName("w-two")
+		must(c.Create(ctx, foreign))
+		must(c.Create(ctx, newWidget("two", map[string]any{})))
+		eventually(t, "instance two stalled", func() error {
+			_, st := getWidget("two")
+			ready := meta.FindStatusCondition(st.Conditions, "Ready")
+			if ready == nil || ready.Reason != appsv1alpha1.ReasonBackingObjectNotOwned || !strings.Contains(ready.Message, "ConfigMap tenant-a/w-two already exists") {
+				return fmt.Errorf("Ready = %+v", ready)
+			}
+			return nil
+		})
+		cm, err := getCM("w-two")
+		must(err)
+		if len(cm.GetOwnerReferences()) != 0 || cm.GetLabels() != nil || cm.Object["data"].(map[string]any)["mine"] != "yes" || len(cm.Object["data"].(map[string]any)) != 1 {
+			t.Fatalf("foreign object was modified: %+v", cm.Object)
+		}
+	})
+
+	t.Run("a definition change reaches every backing object", func(t *testing.T) {
+		cur := &cozyv1alpha1.ApplicationDefinition{}
+		must(c.Get(ctx, types.NamespacedName{Name: "widget"}, cur))
+		cur.Spec.Release.Labels = map[string]string{"tier": "gold"}
+		must(c.Update(ctx, cur))
+		eventually(t, "new labels on w-one", func() error {
+			cm, err := getCM("w-one")
+			if err != nil {
+				return err
+			}
+			if cm.GetLabels()["tier"] != "gold" {
+				return fmt.Errorf("labels %v", cm.GetLabels())
+			}
+			if _, ok := cm.GetLabels()["platform"]; ok {
+				return fmt.Errorf("a label the definition dropped is still there: %v", cm.GetLabels())
+			}
+			return nil
+		})
+	})
+
+	t.Run("a settled system writes nothing", func(t *testing.T) {
+		time.Sleep(time.Second) // let in-flight reconciles finish
+		before := writes.Load()
+		// Touch the definition without changing what it asks for: every
+		// instance is reconciled again.
+		cur := &cozyv1alpha1.ApplicationDefinition{}
+		must(c.Get(ctx, types.NamespacedName{Name: "widget"}, cur))
+		cur.Annotations = map[string]string{"touched": time.Now().String()}
+		must(c.Update(ctx, cur))
+		time.Sleep(3 * time.Second)
+		if n := writes.Load() - before; n != 0 {
+			t.Fatalf("%d writes after a no-op definition change", n)
+		}
+	})
+
+	t.Run("deleting an instance lets its backing object go", func(t *testing.T) {
+		w, _ := getWidget("one")
+		must(c.Delete(ctx, w))
+		// No garbage collector runs in envtest: check the backing object
+		// carries the controller reference the collector follows.
+		cm, err := getCM("w-one")
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		if err == nil && metav1.GetControllerOf(cm).UID != w.GetUID() {
+			t.Fatal("backing object not owned by the deleted instance")
+		}
+	})
+}
