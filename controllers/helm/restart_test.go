@@ -147,11 +147,20 @@ spec:
 		seen[name] = true
 	}
 
-	// Settled: no write over two resync periods.
-	time.Sleep(3 * time.Second)
+	// Settled: once the last statuses are written, no write over two resync
+	// periods.
 	before := writes(t, second.metrics)
+	for stable := 0; stable < 5; {
+		time.Sleep(time.Second)
+		if now := writes(t, second.metrics); now != before {
+			before, stable = now, 0
+			continue
+		}
+		stable++
+	}
 	time.Sleep(25 * time.Second)
 	if after := writes(t, second.metrics); after != before {
+		dumpWrites(t, second.metrics)
 		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
 	}
 }
@@ -250,4 +259,18 @@ func writes(t *testing.T, addr string) int {
 		total += int(v)
 	}
 	return total
+}
+
+func dumpWrites(t *testing.T, addr string) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "rest_client_requests_total{") {
+			t.Log(sc.Text())
+		}
+	}
 }

@@ -268,6 +268,11 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 		return nil, err
 	}
 	kind, name := desired.GetKind(), desired.GetName()
+	if res != ssa.Unchanged {
+		// Apply decoded the API server's answer into desired: the object as
+		// it now is, so the status projected below is already current.
+		live = desired
+	}
 	switch res {
 	case ssa.Created:
 		r.event(inst, "Normal", EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))

@@ -26,7 +26,6 @@ package helmbackend
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"

@@ -249,7 +249,7 @@ func TestProject(t *testing.T) {
 			if status.Version != tt.wantVersion {
 				t.Fatalf("version = %q, want %q", status.Version, tt.wantVersion)
 			}
-			if rel := meta(tt.hr.Status.Conditions, "Released"); rel != nil {
+			if rel := findCondition(tt.hr.Status.Conditions, "Released"); rel != nil {
 				got := conditions.Get(h, appsv1alpha1.ConditionReleased)
 				if got == nil || got.Status != rel.Status || got.Reason != rel.Reason || got.Message != rel.Message {
 					t.Fatalf("Released = %+v, want a copy of %+v", got, rel)
@@ -259,7 +259,7 @@ func TestProject(t *testing.T) {
 	}
 }
 
-func meta(c []metav1.Condition, typ string) *metav1.Condition {
+func findCondition(c []metav1.Condition, typ string) *metav1.Condition {
 	for i := range c {
 		if c[i].Type == typ {
 			return &c[i]
