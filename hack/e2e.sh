@@ -11,6 +11,13 @@ E2E="${CACHE}/e2e"
 export PORT_BASE=${E2E_PORT_BASE:-36000}
 export CONTROLLER_PORT_BASE=${E2E_CONTROLLER_PORT_BASE:-37000}
 
+# One e2e run at a time per checkout: the runs share ports and .cache/e2e.
+exec 9>"${CACHE}/e2e.lock"
+if ! flock -n 9; then
+  log "another e2e run holds ${CACHE}/e2e.lock; waiting for it"
+  flock 9
+fi
+
 cleanup() {
   "${ROOT}/hack/controllers.sh" stop "${E2E}" || true
   "${ROOT}/hack/cluster.sh" down "${E2E}" || true
@@ -27,8 +34,10 @@ mkdir -p "${E2E}"
 dirs=("$@")
 [[ ${#dirs[@]} -gt 0 ]] || dirs=("${ROOT}/tests/chainsaw")
 status=0
+# chainsaw and the kubectl in test scripts read KUBECONFIG; the catch blocks
+# read controller logs from COZY_LOG_DIR.
+export KUBECONFIG="${E2E}/kubeconfig" COZY_LOG_DIR="${E2E}"
 chainsaw test --no-color --config "${ROOT}/tests/chainsaw/.chainsaw.yaml" \
-  --kube-config "${E2E}/kubeconfig" \
   --report-format JSON --report-path "${CACHE}" --report-name chainsaw-report \
   "${dirs[@]}" || status=$?
 if [[ ${status} -ne 0 ]]; then

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -152,10 +153,16 @@ func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) 
 		// brings us back here.
 		return ctrl.Result{}, nil
 	}
-	prev := r.defs.set(def)
 	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{}); err != nil {
+		if meta.IsNoMatchError(err) {
+			// The CRD is not served (yet, or any more): the appdef
+			// controller says why on the definition. Look again shortly.
+			logger.V(1).Info("kind not served yet", "kind", def.GVK.Kind)
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, r.forget(ctx, req.Name)
+		}
 		return ctrl.Result{}, err
 	}
+	prev := r.defs.set(def)
 	if prev == nil || definitionChanged(prev.Object, obj) {
 		// A new watch delivers every existing instance by itself; a changed
 		// definition needs them all enqueued again.

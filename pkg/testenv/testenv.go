@@ -57,6 +57,9 @@ func Start(crds ...*apiextensionsv1.CustomResourceDefinition) (*Env, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// Start may fail after etcd and kube-apiserver are up (installing
+		// CRDs, say): stop them rather than leave them running.
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting the test API server: %w", err)
 	}
 	return &Env{env: env, Config: cfg}, nil
