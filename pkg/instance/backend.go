@@ -42,13 +42,15 @@ type Backend interface {
 
 	// Build returns the desired backing object for an instance: its spec and
 	// any labels or annotations of its own. The reconciler sets apiVersion,
-	// kind, name, namespace, the common labels and the ownerReference. Build
-	// is pure; a returned reconcileerr.Stalled error is reported on the
-	// instance (the tenant or the platform team must change something).
-	// Because the whole desired state is rebuilt from the definition every
-	// time, it also brings an existing backing object in line when the
-	// definition changes.
-	Build(def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error)
+	// kind, name, namespace, the common labels and the ownerReference. live
+	// is the backing object as it is now (nil when absent), for the few
+	// fields whose desired value depends on what the backing object's own
+	// controller reports (a pending Terraform plan). Build is pure; a
+	// returned reconcileerr.Stalled error is reported on the instance (the
+	// tenant or the platform team must change something). Because the whole
+	// desired state is rebuilt from the definition every time, it also brings
+	// an existing backing object in line when the definition changes.
+	Build(def *Definition, inst, live *unstructured.Unstructured) (*unstructured.Unstructured, error)
 
 	// ProjectStatus reads the backing object's status onto the instance:
 	// Ready (and the backend's own conditions), version and backend details.

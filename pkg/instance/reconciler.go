@@ -226,14 +226,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	if !inst.GetDeletionTimestamp().IsZero() {
 		return r.reconcileDelete(ctx, def, inst)
 	}
-	if fz, ok := r.Backend.(Finalizing); ok {
-		if f := fz.Finalizer(def); f != "" && !controllerutil.ContainsFinalizer(inst, f) {
-			patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
-			controllerutil.AddFinalizer(inst, f)
-			if err := r.Client.Patch(ctx, inst, patch); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
+	if err := r.ensureFinalizer(ctx, def, inst); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	old, err := readStatus(inst)
@@ -249,16 +243,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	return reconcileerr.Result(rerr)
 }
 
+// ensureFinalizer keeps the backend's finalizer on instances whose
+// definition needs one, and takes it off when the definition stops needing it.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, def *Definition, inst *unstructured.Unstructured) error {
+	fz, ok := r.Backend.(Finalizing)
+	if !ok {
+		return nil
+	}
+	want := fz.Finalizer(def)
+	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	changed := false
+	if want != "" && !controllerutil.ContainsFinalizer(inst, want) {
+		changed = controllerutil.AddFinalizer(inst, want)
+	}
+	if want != appsv1alpha1.FinalizerDestroy && controllerutil.ContainsFinalizer(inst, appsv1alpha1.FinalizerDestroy) {
+		changed = controllerutil.RemoveFinalizer(inst, appsv1alpha1.FinalizerDestroy) || changed
+	}
+	if !changed {
+		return nil
+	}
+	return r.Client.Patch(ctx, inst, patch)
+}
+
 // reconcileTarget builds, guards and applies the backing object. It returns
 // the live backing object (nil when it could not be written).
 func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	desired, err := r.desired(def, inst)
+	key := &unstructured.Unstructured{}
+	key.SetGroupVersionKind(r.Backend.TargetGVK())
+	key.SetNamespace(inst.GetNamespace())
+	key.SetName(r.Backend.TargetName(def, inst))
+	live, err := r.live(ctx, key)
 	if err != nil {
-		r.event(inst, "Warning", EventInvalidSpec, "Build", err.Error())
 		return nil, err
 	}
-	live, err := r.live(ctx, desired)
+	desired, err := r.desired(def, inst, live)
 	if err != nil {
+		r.event(inst, "Warning", EventInvalidSpec, "Build", err.Error())
 		return nil, err
 	}
 	owner := ownerOf(inst)
@@ -292,8 +312,8 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 }
 
 // desired is the backend's object plus the common contract.
-func (r *Reconciler) desired(def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	obj, err := r.Backend.Build(def, inst)
+func (r *Reconciler) desired(def *Definition, inst, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	obj, err := r.Backend.Build(def, inst, live)
 	if err != nil {
 		if _, ok := reconcileerr.AsStalled(err); ok {
 			return nil, err

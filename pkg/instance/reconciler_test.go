@@ -45,7 +45,7 @@ func (configMapBackend) TargetGVK() schema.GroupVersionKind {
 func (configMapBackend) TargetName(def *Definition, inst *unstructured.Unstructured) string {
 	return def.Prefix() + inst.GetName()
 }
-func (configMapBackend) Build(def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (configMapBackend) Build(def *Definition, inst, _ *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	b, err := json.Marshal(inst.Object["spec"])
 	if err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructu
 }
 
 // Build implements instance.Backend.
-func (b Backend) Build(def *instance.Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (b Backend) Build(def *instance.Definition, inst, _ *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	hb := def.Backend.Helm
 	if hb == nil || hb.ChartRef == nil {
 		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("definition %s has no Helm chartRef", def.Name()))

@@ -65,7 +65,7 @@ spec:
 
 func TestBuildLegacyDefinition(t *testing.T) {
 	def := definition(t, legacyDef)
-	got, err := Backend{}.Build(def, object(t, instanceYAML))
+	got, err := Backend{}.Build(def, object(t, instanceYAML), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ spec:
         kind: Kafka
         current: status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True')
 `)
-	got, err := Backend{}.Build(def, object(t, `{apiVersion: apps.cozystack.io/v1alpha1, kind: Kafka, metadata: {name: k, namespace: t}, spec: {}}`))
+	got, err := Backend{}.Build(def, object(t, `{apiVersion: apps.cozystack.io/v1alpha1, kind: Kafka, metadata: {name: k, namespace: t}, spec: {}}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ spec:
 func TestBuildRejectsBadTimeout(t *testing.T) {
 	def := definition(t, legacyDef)
 	def.Object.Annotations = map[string]string{cozyv1alpha1.AnnotationHelmInstallTimeout: "ten minutes"}
-	_, err := Backend{}.Build(def, object(t, instanceYAML))
+	_, err := Backend{}.Build(def, object(t, instanceYAML), nil)
 	s, ok := reconcileerr.AsStalled(err)
 	if !ok || s.Reason != ReasonInvalidTimeout || !strings.Contains(err.Error(), "release.cozystack.io/helm-install-timeout") {
 		t.Fatalf("error = %v, want a stalled error naming the annotation", err)

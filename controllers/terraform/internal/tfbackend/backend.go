@@ -1,0 +1,319 @@
+// Package tfbackend is the Terraform backend: each instance of a
+// Terraform-backed kind becomes a tofu-controller Terraform object, and the
+// Terraform's status (plans, applies, outputs) is projected back onto the
+// instance.
+//
+// The Terraform object follows the common contract (name <prefix><name> in
+// the instance's namespace, the application labels, a controller reference to
+// the instance) and sets:
+//
+//	spec.vars                   one entry per top-level spec key, sorted by
+//	                            name, values kept as JSON (strings, numbers,
+//	                            bools, lists, objects)
+//	spec.sourceRef, spec.path   from the definition
+//	spec.interval               the definition's, 10m when unset
+//	spec.approvePlan            "auto", or the plan id the tenant approved
+//	spec.destroyResourcesOnDeletion, spec.runnerPodTemplate,
+//	spec.serviceAccountName     from the definition
+//	spec.writeOutputsToSecret   the definition's, its name a template over
+//	                            {{ .name }}, {{ .namespace }} and {{ .kind }}
+//
+// Plan approval goes through the instance, because tenants have no rights on
+// Terraform objects: the annotation apps.cozystack.io/approve-plan carries
+// the id of the plan the tenant approves (status.backend.pendingPlan). It is
+// copied to spec.approvePlan only when it names the pending plan; anything
+// else is refused with PlanApproved=False, reason PlanNotPending.
+package tfbackend
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/instance"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+)
+
+// DefaultInterval between runs when the definition sets none.
+const DefaultInterval = 10 * time.Minute
+
+// hclIdentifier is what a Terraform variable name must match.
+var hclIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// Backend implements instance.Backend and instance.Finalizing.
+type Backend struct{}
+
+var (
+	_ instance.Backend    = Backend{}
+	_ instance.Finalizing = Backend{}
+)
+
+// Type implements instance.Backend.
+func (Backend) Type() cozyv1alpha1.BackendType { return cozyv1alpha1.BackendTerraform }
+
+// TargetGVK implements instance.Backend.
+func (Backend) TargetGVK() schema.GroupVersionKind {
+	return tfv1alpha2.GroupVersion.WithKind(tfv1alpha2.TerraformKind)
+}
+
+// TargetName implements instance.Backend.
+func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructured) string {
+	return def.Prefix() + inst.GetName()
+}
+
+// Finalizer implements instance.Finalizing: instances whose definition
+// destroys resources on deletion are held until their Terraform is gone.
+func (Backend) Finalizer(def *instance.Definition) string {
+	if tb := def.Backend.Terraform; tb != nil && tb.DestroyResourcesOnDeletion {
+		return appsv1alpha1.FinalizerDestroy
+	}
+	return ""
+}
+
+// Build implements instance.Backend.
+func (Backend) Build(def *instance.Definition, inst, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	tb := def.Backend.Terraform
+	if tb == nil {
+		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("definition %s has no Terraform backend", def.Name()))
+	}
+	vars, err := Vars(inst.Object["spec"])
+	if err != nil {
+		return nil, err
+	}
+	spec := tfv1alpha2.TerraformSpec{
+		SourceRef: tfv1alpha2.CrossNamespaceSourceReference{
+			Kind: tb.SourceRef.Kind, Name: tb.SourceRef.Name, Namespace: tb.SourceRef.Namespace,
+		},
+		Path:                       tb.Path,
+		Interval:                   metav1.Duration{Duration: DefaultInterval},
+		Vars:                       vars,
+		DestroyResourcesOnDeletion: tb.DestroyResourcesOnDeletion,
+		ServiceAccountName:         tb.ServiceAccountName,
+		ApprovePlan:                approvePlan(tb, inst, live),
+	}
+	if tb.Interval != nil {
+		spec.Interval = *tb.Interval
+	}
+	if tb.RunnerPodTemplate != nil {
+		spec.RunnerPodTemplate = *tb.RunnerPodTemplate.DeepCopy()
+	}
+	if tb.WriteOutputsToSecret != nil {
+		w := tb.WriteOutputsToSecret.DeepCopy()
+		name, err := expand(w.Name, inst)
+		if err != nil {
+			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec,
+				fmt.Errorf("definition %s: writeOutputsToSecret.name %q: %w", def.Name(), w.Name, err))
+		}
+		w.Name = name
+		spec.WriteOutputsToSecret = w
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&spec)
+	if err != nil {
+		return nil, err
+	}
+	prune(m)
+	// destroyResourcesOnDeletion is owned explicitly, false included, so a
+	// definition that stops destroying turns it off on every Terraform.
+	m["destroyResourcesOnDeletion"] = tb.DestroyResourcesOnDeletion
+	return &unstructured.Unstructured{Object: map[string]any{"spec": m}}, nil
+}
+
+// Vars encodes a spec as Terraform variables: one per top-level key, sorted,
+// each value kept as its JSON type.
+func Vars(spec any) ([]tfv1alpha2.Variable, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	obj, ok := spec.(map[string]any)
+	if !ok {
+		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("spec is a %T, not an object", spec))
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		if !hclIdentifier.MatchString(k) {
+			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec,
+				fmt.Errorf("spec key %q is not a Terraform variable name (must match %s)", k, hclIdentifier))
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	vars := make([]tfv1alpha2.Variable, 0, len(keys))
+	for _, k := range keys {
+		raw, err := json.Marshal(obj[k])
+		if err != nil {
+			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("spec.%s: %w", k, err))
+		}
+		vars = append(vars, tfv1alpha2.Variable{Name: k, Value: &apiextensionsv1.JSON{Raw: raw}})
+	}
+	return vars, nil
+}
+
+// expand renders a name template over the instance.
+func expand(tmpl string, inst *unstructured.Unstructured) (string, error) {
+	if !strings.Contains(tmpl, "{{") {
+		return tmpl, nil
+	}
+	t, err := template.New("name").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	data := map[string]string{"name": inst.GetName(), "namespace": inst.GetNamespace(), "kind": strings.ToLower(inst.GetKind())}
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// approvePlan decides spec.approvePlan: "auto" when the definition says so;
+// otherwise the plan the tenant approved, when it is the pending one (or is
+// already the approved one, so an applied plan stays approved); otherwise
+// whatever was approved before.
+func approvePlan(tb *cozyv1alpha1.TerraformBackend, inst, live *unstructured.Unstructured) string {
+	if tb.ApprovePlan == cozyv1alpha1.ApprovePlanAuto {
+		return tfv1alpha2.ApprovePlanAutoValue
+	}
+	current, pending := liveApproval(live)
+	if current == tfv1alpha2.ApprovePlanAutoValue {
+		current = "" // the definition switched from auto to manual
+	}
+	want := inst.GetAnnotations()[appsv1alpha1.AnnotationApprovePlan]
+	if want != "" && (want == current || approves(want, pending)) {
+		return want
+	}
+	return current
+}
+
+// approves reports whether an approval names the pending plan: tofu-controller
+// accepts the full plan id or its short form (a prefix).
+func approves(approval, pending string) bool {
+	return pending != "" && strings.HasPrefix(approval, "plan-") && strings.HasPrefix(pending, approval)
+}
+
+func liveApproval(live *unstructured.Unstructured) (current, pending string) {
+	if live == nil {
+		return "", ""
+	}
+	current, _, _ = unstructured.NestedString(live.Object, "spec", "approvePlan")
+	pending, _, _ = unstructured.NestedString(live.Object, "status", "plan", "pending")
+	return current, pending
+}
+
+// ProjectStatus implements instance.Backend.
+func (Backend) ProjectStatus(def *instance.Definition, inst, target *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus) {
+	h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
+	name := def.Prefix() + inst.GetName()
+	if target != nil {
+		name = target.GetName()
+	}
+	status.Backend = &appsv1alpha1.BackendStatus{
+		Type: string(cozyv1alpha1.BackendTerraform), Kind: tfv1alpha2.TerraformKind,
+		APIVersion: tfv1alpha2.GroupVersion.String(), Name: name,
+	}
+	if target == nil {
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "Terraform created; waiting for tofu-controller")
+		return
+	}
+	tf := &tfv1alpha2.Terraform{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(target.Object, tf); err != nil {
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "cannot read the Terraform status: "+err.Error())
+		return
+	}
+	Project(tf, inst.GetAnnotations()[appsv1alpha1.AnnotationApprovePlan], h, status)
+}
+
+// Project maps a Terraform's status onto an instance status. approval is
+// the instance's approve-plan annotation. Pure.
+func Project(tf *tfv1alpha2.Terraform, approval string, h conditions.Holder, status *appsv1alpha1.ApplicationStatus) {
+	st := tf.Status
+	status.Version = st.LastAppliedRevision
+	be := status.Backend
+	be.LastAppliedRevision = st.LastAppliedRevision
+	be.LastPlannedRevision = st.LastPlannedRevision
+	be.Outputs = append([]string(nil), st.AvailableOutputs...)
+	manual := tf.Spec.ApprovePlan != tfv1alpha2.ApprovePlanAutoValue
+	be.PendingPlan = ""
+	be.PendingApproval = false
+	if st.Plan.Pending != "" && manual && tf.Spec.ApprovePlan != st.Plan.Pending && !approves(tf.Spec.ApprovePlan, st.Plan.Pending) {
+		be.PendingApproval = true
+		be.PendingPlan = st.Plan.Pending
+	}
+
+	switch {
+	case approval == "":
+		conditions.Delete(h, appsv1alpha1.ConditionPlanApproved)
+	case approval == tf.Spec.ApprovePlan:
+		conditions.Set(h, appsv1alpha1.ConditionPlanApproved, metav1.ConditionTrue, appsv1alpha1.ReasonPlanApprovalForwarded,
+			fmt.Sprintf("plan %s is approved on Terraform %s", approval, tf.Name))
+	case st.Plan.Pending == "":
+		conditions.Set(h, appsv1alpha1.ConditionPlanApproved, metav1.ConditionFalse, appsv1alpha1.ReasonPlanNotPending,
+			fmt.Sprintf("plan %s was not forwarded: no plan is waiting for approval", approval))
+	default:
+		conditions.Set(h, appsv1alpha1.ConditionPlanApproved, metav1.ConditionFalse, appsv1alpha1.ReasonPlanNotPending,
+			fmt.Sprintf("plan %s was not forwarded: the pending plan is %s", approval, st.Plan.Pending))
+	}
+
+	ready := meta.FindStatusCondition(st.Conditions, "Ready")
+	switch {
+	case ready == nil:
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "waiting for tofu-controller to report on Terraform "+tf.Name)
+	case st.ObservedGeneration < tf.Generation:
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing,
+			fmt.Sprintf("tofu-controller has not yet processed generation %d of Terraform %s", tf.Generation, tf.Name))
+	case be.PendingApproval:
+		msg := fmt.Sprintf("plan %s waits for approval: annotate this instance with %s=%s",
+			be.PendingPlan, appsv1alpha1.AnnotationApprovePlan, be.PendingPlan)
+		conditions.MarkReconciling(h, ready.Reason, msg)
+	case ready.Status == metav1.ConditionTrue:
+		conditions.MarkReady(h, ready.Reason, ready.Message)
+	case ready.Status == metav1.ConditionFalse:
+		conditions.MarkNotReady(h, ready.Reason, ready.Message)
+	default:
+		conditions.MarkReconciling(h, ready.Reason, ready.Message)
+	}
+}
+
+// prune drops the empty values a typed struct leaves when converted, so the
+// applied intent holds only fields we mean to own. Vars values are kept as
+// written.
+func prune(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+		case string:
+			if x == "" {
+				delete(m, k)
+			}
+		case bool:
+			if !x {
+				delete(m, k)
+			}
+		case map[string]any:
+			prune(x)
+			if len(x) == 0 {
+				delete(m, k)
+			}
+		case []any:
+			if len(x) == 0 {
+				delete(m, k)
+			}
+		}
+	}
+}
