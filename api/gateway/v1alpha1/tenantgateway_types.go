@@ -64,8 +64,8 @@ const (
 // TenantGatewaySpec is the desired publishing of one tenant.
 //
 // +kubebuilder:validation:XValidation:rule="self.certMode != 'existingSecret' || has(self.wildcardSecretRef)",message="certMode existingSecret needs spec.wildcardSecretRef: the Secret (in this namespace) holding the certificate for the apex and *.apex"
-// +kubebuilder:validation:XValidation:rule="!has(self.dns01) || self.dns01.provider != 'route53' || (has(self.dns01.route53) && has(self.dns01.route53.region) && self.dns01.route53.region != ”)",message="dns01.provider route53 needs spec.dns01.route53.region"
-// +kubebuilder:validation:XValidation:rule="!has(self.dns01) || self.dns01.provider != 'rfc2136' || (has(self.dns01.rfc2136) && has(self.dns01.rfc2136.nameserver) && self.dns01.rfc2136.nameserver != ”)",message="dns01.provider rfc2136 needs spec.dns01.rfc2136.nameserver (host:port of the authoritative DNS server)"
+// +kubebuilder:validation:XValidation:rule="!has(self.dns01) || self.dns01.provider != 'route53' || (has(self.dns01.route53) && has(self.dns01.route53.region) && size(self.dns01.route53.region) > 0)",message="dns01.provider route53 needs spec.dns01.route53.region"
+// +kubebuilder:validation:XValidation:rule="!has(self.dns01) || self.dns01.provider != 'rfc2136' || (has(self.dns01.rfc2136) && has(self.dns01.rfc2136.nameserver) && size(self.dns01.rfc2136.nameserver) > 0)",message="dns01.provider rfc2136 needs spec.dns01.rfc2136.nameserver (host:port of the authoritative DNS server)"
 type TenantGatewaySpec struct {
 	// Apex is the tenant's apex domain, e.g. example.org; routes publish
 	// <name>.<apex>.
