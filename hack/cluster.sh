@@ -10,13 +10,13 @@
 #   hack/cluster.sh crds [DIR]   (re)install CRDs
 #
 # DIR (default .dev) holds certificates, logs, pids and kubeconfig; etcd's data
-# lives on tmpfs (/dev/shm) for fast fsyncs. PORT_BASE (default 26000) picks the
-# ports, so a test cluster and a dev cluster can run side by side.
+# lives on tmpfs (/dev/shm) for fast fsyncs. PORT_BASE (default 20000) picks the
+# ports (below the ephemeral range, so no outgoing connection holds them), so a test cluster and a dev cluster can run side by side.
 source "$(dirname "$0")/lib.sh"
 
 cmd=${1:-up}
 DIR=$(mkdir -p "${2:-${ROOT}/.dev}" && cd "${2:-${ROOT}/.dev}" && pwd)
-PORT_BASE=${PORT_BASE:-26000}
+PORT_BASE=${PORT_BASE:-20000}
 ETCD_PORT=$((PORT_BASE + 379))
 ETCD_PEER_PORT=$((PORT_BASE + 380))
 API_PORT=$((PORT_BASE + 443))
@@ -29,7 +29,7 @@ running() { [[ -f "$(pidfile "$1")" ]] && kill -0 "$(cat "$(pidfile "$1")")" 2>/
 start() { # start NAME CMD...: runs CMD in the background, logs to DIR/NAME.log.
   local name=$1; shift
   running "${name}" && return 0
-  setsid "$@" >"${DIR}/${name}.log" 2>&1 < /dev/null &
+  setsid "$@" >"${DIR}/${name}.log" 2>&1 </dev/null 9>&- &
   echo $! > "$(pidfile "${name}")"
 }
 
@@ -162,7 +162,7 @@ up() {
     --authorization-kubeconfig "${DIR}/controller-manager.kubeconfig" \
     --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token \
     --service-account-private-key-file "${DIR}/pki/sa.key" --root-ca-file "${DIR}/pki/ca.crt" \
-    --use-service-account-credentials=false --leader-elect=false --secure-port 0 \
+    --use-service-account-credentials=true --leader-elect=false --secure-port 0 \
     --concurrent-gc-syncs 10 --v=1
   wait_for "the default service account" 60 kubectl --kubeconfig "${KUBECONFIG_FILE}" -n default get serviceaccount default
 

@@ -28,7 +28,7 @@ start() {
   local dir=$1; shift
   local names=("$@") i=0 name
   [[ ${#names[@]} -gt 0 ]] || mapfile -t names < <(all_controllers)
-  local port_base=${CONTROLLER_PORT_BASE:-27000}
+  local port_base=${CONTROLLER_PORT_BASE:-20600}
   for name in "${names[@]}"; do
     i=$((i + 1))
     [[ -x "${BIN}/${name}" ]] || die "controller ${name} is not built"
@@ -41,7 +41,7 @@ start() {
       --metrics-bind-address "127.0.0.1:$((port_base + 2 * i))" \
       --health-probe-bind-address "127.0.0.1:$((port_base + 2 * i + 1))" \
       --resync-period "${RESYNC_PERIOD:-10h}" \
-      ${CONTROLLER_ARGS:-} >"${dir}/${name}.log" 2>&1 </dev/null &
+      ${CONTROLLER_ARGS:-} >"${dir}/${name}.log" 2>&1 </dev/null 9>&- &
     echo $! > "${dir}/${name}.pid"
   done
   for name in "${names[@]}"; do

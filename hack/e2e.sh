@@ -8,8 +8,8 @@
 # controllers, so the same tests run here and on a kind cluster.
 source "$(dirname "$0")/lib.sh"
 E2E="${CACHE}/e2e"
-export PORT_BASE=${E2E_PORT_BASE:-36000}
-export CONTROLLER_PORT_BASE=${E2E_CONTROLLER_PORT_BASE:-37000}
+export PORT_BASE=${E2E_PORT_BASE:-21000}
+export CONTROLLER_PORT_BASE=${E2E_CONTROLLER_PORT_BASE:-21600}
 
 # One e2e run at a time per checkout: the runs share ports and .cache/e2e.
 exec 9>"${CACHE}/e2e.lock"
@@ -24,9 +24,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Malformed tests fail fast, before a control plane is started.
+"${ROOT}/hack/tools.sh" chainsaw
+while IFS= read -r f; do
+  chainsaw lint test -f "${f}" >/dev/null 2>"${CACHE}/lint.err" || { cat "${CACHE}/lint.err" >&2; die "invalid chainsaw test ${f}"; }
+done < <(find "${ROOT}/tests/chainsaw" -name chainsaw-test.yaml | sort)
+
 rm -rf "${E2E}"
 mkdir -p "${E2E}"
-"${ROOT}/hack/tools.sh" chainsaw
 "${ROOT}/hack/cluster.sh" up "${E2E}"
 "${ROOT}/hack/controllers.sh" build
 "${ROOT}/hack/controllers.sh" start "${E2E}"
