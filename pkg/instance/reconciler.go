@@ -56,6 +56,9 @@ type Reconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Workers   int
+	// ForeignRecheck is how often an instance blocked by a foreign object
+	// with its backing object's name looks again (default 30s).
+	ForeignRecheck time.Duration
 
 	applier ssa.Applier
 	defs    *registry
@@ -240,7 +243,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	if err := r.writeStatus(ctx, inst, old, &status); err != nil {
 		return ctrl.Result{}, err
 	}
+	if ownership.IsNotOwned(rerr) {
+		// The foreign object carries none of our labels, so no event will
+		// tell us when its owner removes it: look again from time to time.
+		return ctrl.Result{RequeueAfter: r.foreignRecheck()}, nil
+	}
 	return reconcileerr.Result(rerr)
+}
+
+func (r *Reconciler) foreignRecheck() time.Duration {
+	if r.ForeignRecheck > 0 {
+		return r.ForeignRecheck
+	}
+	return 30 * time.Second
 }
 
 // ensureFinalizer keeps the backend's finalizer on instances whose

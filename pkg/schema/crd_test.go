@@ -451,8 +451,12 @@ func TestBuildErrors(t *testing.T) {
 		reason:   cozyv1alpha1.ReasonInvalidSchema,
 		contains: "spec.names.plural",
 	}, {
-		name:   "no backend",
-		def:    func() *cozyv1alpha1.ApplicationDefinition { d := helmDef("a", "A", "as", "", `{}`); d.Spec.Backend = nil; return d }(),
+		name: "no backend",
+		def: func() *cozyv1alpha1.ApplicationDefinition {
+			d := helmDef("a", "A", "as", "", `{}`)
+			d.Spec.Backend = nil
+			return d
+		}(),
 		reason: cozyv1alpha1.ReasonInvalidSchema,
 		field:  "spec.backend",
 	}}

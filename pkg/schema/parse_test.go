@@ -151,11 +151,11 @@ func TestParseOpenAPISchema(t *testing.T) {
 
 func TestParseOpenAPISchemaErrors(t *testing.T) {
 	tests := []struct {
-		name      string
-		in        string
-		reason    string
-		field     string
-		contains  []string
+		name     string
+		in       string
+		reason   string
+		field    string
+		contains []string
 	}{{
 		name:     "syntax error names offset, line and column",
 		in:       "{\n  \"type\": \"object\",\n  \"properties\": {,}\n}",
@@ -190,10 +190,10 @@ func TestParseOpenAPISchemaErrors(t *testing.T) {
 		field:    "openAPISchema.properties[labels].patternProperties",
 		contains: []string{"patternProperties is not supported"},
 	}, {
-		name:     "if then else",
-		in:       `{"type":"object","if":{"properties":{"a":{"const":1}}},"then":{"required":["b"]}}`,
-		reason:   cozyv1alpha1.ReasonInvalidSchema,
-		field:    "openAPISchema.if",
+		name:   "if then else",
+		in:     `{"type":"object","if":{"properties":{"a":{"const":1}}},"then":{"required":["b"]}}`,
+		reason: cozyv1alpha1.ReasonInvalidSchema,
+		field:  "openAPISchema.if",
 	}, {
 		name:     "tuple items",
 		in:       `{"type":"object","properties":{"pair":{"type":"array","items":[{"type":"string"},{"type":"integer"}]}}}`,
@@ -230,10 +230,10 @@ func TestParseOpenAPISchemaErrors(t *testing.T) {
 		field:    "openAPISchema.properties[v].type",
 		contains: []string{"several types"},
 	}, {
-		name:     "null type",
-		in:       `{"type":"object","properties":{"v":{"type":"null"}}}`,
-		reason:   cozyv1alpha1.ReasonInvalidSchema,
-		field:    "openAPISchema.properties[v].type",
+		name:   "null type",
+		in:     `{"type":"object","properties":{"v":{"type":"null"}}}`,
+		reason: cozyv1alpha1.ReasonInvalidSchema,
+		field:  "openAPISchema.properties[v].type",
 	}, {
 		name:     "not structural: types inside anyOf",
 		in:       `{"type":"object","properties":{"v":{"anyOf":[{"type":"string"},{"type":"boolean"}]}}}`,
@@ -241,10 +241,10 @@ func TestParseOpenAPISchemaErrors(t *testing.T) {
 		field:    "openAPISchema.properties[v].anyOf[0].type",
 		contains: []string{"not a structural schema", "Forbidden"},
 	}, {
-		name:     "a false schema",
-		in:       `{"type":"object","properties":{"never":false}}`,
-		reason:   cozyv1alpha1.ReasonInvalidSchema,
-		field:    "openAPISchema.properties[never]",
+		name:   "a false schema",
+		in:     `{"type":"object","properties":{"never":false}}`,
+		reason: cozyv1alpha1.ReasonInvalidSchema,
+		field:  "openAPISchema.properties[never]",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
