@@ -1,0 +1,62 @@
+// Package main is the appdef controller: it serves one CustomResourceDefinition
+// per ApplicationDefinition, so each definition's kind is live in
+// apps.cozystack.io/v1alpha1 within seconds and the API server validates every
+// instance against the definition's schema. The full contract, with examples,
+// is docs/appdef.md; the summary:
+//
+// # What it reads
+//
+// ApplicationDefinition (cozystack.io/v1alpha1, cluster-scoped):
+//   - metadata.name, uid, generation, creationTimestamp (the older of two
+//     clashing definitions keeps the names), deletionTimestamp, finalizers;
+//   - spec.application.kind, plural, singular, openAPISchema;
+//   - spec.backend.type, and the prefix of spec.backend.helm,
+//     spec.backend.terraform or the legacy spec.release (read as a Helm
+//     backend when spec.backend is unset; the stored object is never
+//     rewritten). Nothing else in the spec matters to this controller.
+//
+// CustomResourceDefinitions, ValidatingAdmissionPolicies and their bindings
+// labelled cozystack.io/application-definition, and any of those named like a
+// definition's CRD (<plural>.apps.cozystack.io) to tell ours from foreign ones.
+// Instances of a served kind, metadata only, while its definition is deleted.
+//
+// # What it writes
+//
+//   - CRD <plural>.apps.cozystack.io (server-side apply, field manager
+//     cozystack-appdef, controller ownerReference to the definition), built by
+//     pkg/schema.BuildCRD and labelled cozystack.io/application-definition=<name>,
+//     cozystack.io/backend=<Helm|Terraform>. A CRD of that name it does not
+//     control is never touched.
+//   - When the spec is free-form at the top level (preserve-unknown-fields):
+//     a ValidatingAdmissionPolicy and binding, both named like the CRD, that
+//     refuse top-level keys starting with "_" and, for Terraform kinds, keys
+//     that are not HCL identifiers (CRD validation rules cannot see preserved
+//     fields). Removed when the spec is no longer free-form.
+//   - Finalizer cozystack.io/instances on every definition.
+//   - Status, written once per reconcile and only when it changed:
+//     observedGeneration, backend (the resolved type), crdName, instances
+//     (while deleting), and the kstatus conditions Ready, Reconciling and
+//     Stalled.
+//   - Events: CRDCreated, CRDUpdated, CRDCorrected, CRDDeleted, Stalled.
+//
+// Ready reasons (api/cozystack/v1alpha1/conditions.go):
+//
+//	Ready=True                       Served: the CRD is established and serves the kind
+//	Ready=Unknown, Reconciling=True  Progressing (CRD written, or a transient error),
+//	                                 CRDNotEstablished (not Established yet),
+//	                                 InstancesRemain (deleting; status.instances hold it)
+//	Ready=False, Stalled=True        InvalidJSON, InvalidSchema, InvalidVariableName,
+//	                                 ReservedField, NameClash, ForeignCRD, ForeignPolicy,
+//	                                 KindRenamed, CRDRejected, CRDNotEstablished (names
+//	                                 refused by the API server)
+//
+// # Deletion
+//
+// While instances of the kind exist, the definition and its CRD stay; status
+// counts them (polled every few seconds). Once none is left, the controller
+// deletes its policy, binding and CRD (only those it controls) and removes the
+// finalizer.
+//
+// RBAC is listed in rbac.md and in the +kubebuilder:rbac markers of
+// internal/controller.
+package main

@@ -1,0 +1,471 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
+)
+
+const timeout = 30 * time.Second
+
+func newHelmDef(name, kind, plural, schema string) *cozyv1alpha1.ApplicationDefinition {
+	return &cozyv1alpha1.ApplicationDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: cozyv1alpha1.ApplicationDefinitionSpec{
+			Application: cozyv1alpha1.ApplicationDefinitionApplication{Kind: kind, Plural: plural, Singular: strings.ToLower(kind), OpenAPISchema: schema},
+			Backend: &cozyv1alpha1.ApplicationBackend{Type: cozyv1alpha1.BackendHelm, Helm: &cozyv1alpha1.HelmBackend{
+				HelmReleaseTemplate: cozyv1alpha1.HelmReleaseTemplate{
+					ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "chart", Namespace: "cozy-system"},
+					Prefix:   strings.ToLower(kind) + "-",
+				},
+			}},
+		},
+	}
+}
+
+func newTerraformDef(name, kind, plural, schema string) *cozyv1alpha1.ApplicationDefinition {
+	d := newHelmDef(name, kind, plural, schema)
+	d.Spec.Backend = &cozyv1alpha1.ApplicationBackend{Type: cozyv1alpha1.BackendTerraform, Terraform: &cozyv1alpha1.TerraformBackend{
+		SourceRef: cozyv1alpha1.TerraformSourceReference{Kind: "OCIRepository", Name: "module", Namespace: "cozy-system"},
+	}}
+	return d
+}
+
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k8s.Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+}
+
+// cleanup deletes a definition at the end of a test and waits until it is
+// gone, so the next test starts from a clean slate.
+func cleanup(t *testing.T, name string) {
+	t.Cleanup(func() {
+		ctx := context.Background()
+		d := &cozyv1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		_ = k8s.Delete(ctx, d)
+		eventually(t, "definition "+name+" deleted", func() (bool, string) {
+			err := k8s.Get(ctx, types.NamespacedName{Name: name}, d)
+			return apierrors.IsNotFound(err), "still there"
+		})
+	})
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s: %s", what, last)
+}
+
+func get(t *testing.T, name string) *cozyv1alpha1.ApplicationDefinition {
+	t.Helper()
+	d := &cozyv1alpha1.ApplicationDefinition{}
+	if err := k8s.Get(context.Background(), types.NamespacedName{Name: name}, d); err != nil {
+		t.Fatalf("reading %s: %v", name, err)
+	}
+	return d
+}
+
+// waitReason waits until the definition's Ready condition has the reason
+// (and the given status) for its latest generation.
+func waitReason(t *testing.T, name, reason string, st metav1.ConditionStatus) *cozyv1alpha1.ApplicationDefinition {
+	t.Helper()
+	var d *cozyv1alpha1.ApplicationDefinition
+	eventually(t, name+" "+reason, func() (bool, string) {
+		d = get(t, name)
+		c := meta.FindStatusCondition(d.Status.Conditions, cozyv1alpha1.ConditionReady)
+		if c == nil {
+			return false, "no Ready condition"
+		}
+		return c.Reason == reason && c.Status == st && d.Status.ObservedGeneration == d.Generation,
+			string(c.Status) + " " + c.Reason + ": " + c.Message
+	})
+	return d
+}
+
+func readyMessage(d *cozyv1alpha1.ApplicationDefinition) string {
+	if c := meta.FindStatusCondition(d.Status.Conditions, cozyv1alpha1.ConditionReady); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+func getCRD(t *testing.T, name string) (*apiextensionsv1.CustomResourceDefinition, bool) {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	err := k8s.Get(context.Background(), types.NamespacedName{Name: name}, crd)
+	if apierrors.IsNotFound(err) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crd, true
+}
+
+func newInstance(kind, name string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion("apps.cozystack.io/v1alpha1")
+	u.SetKind(kind)
+	u.SetNamespace("default")
+	u.SetName(name)
+	return u
+}
+
+func TestServesKind(t *testing.T) {
+	def := newHelmDef("it-redis", "ItRedis", "itredises", `{"type":"object","properties":{"replicas":{"type":"integer","minimum":1,"default":2,"description":"Number of replicas."},"size":{"anyOf":[{"type":"integer"},{"type":"string"}],"x-kubernetes-int-or-string":true}}}`)
+	create(t, def)
+	cleanup(t, def.Name)
+
+	d := waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+	if d.Status.Backend != cozyv1alpha1.BackendHelm || d.Status.CRDName != "itredises.apps.cozystack.io" {
+		t.Errorf("status %+v", d.Status)
+	}
+	if !controllerutilContains(d.Finalizers, cozyv1alpha1.FinalizerInstances) {
+		t.Errorf("finalizers %v", d.Finalizers)
+	}
+	// kstatus reads the definition as Current.
+	u := &unstructured.Unstructured{}
+	m, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+	u.Object = m
+	if res, err := status.Compute(u); err != nil || res.Status != status.CurrentStatus {
+		t.Errorf("kstatus %v %v", res, err)
+	}
+
+	crd, ok := getCRD(t, "itredises.apps.cozystack.io")
+	if !ok {
+		t.Fatal("no CRD")
+	}
+	if crd.Labels[cozyschema.LabelDefinition] != def.Name || crd.Labels[cozyschema.LabelBackend] != "Helm" {
+		t.Errorf("labels %v", crd.Labels)
+	}
+	ref := metav1.GetControllerOf(crd)
+	if ref == nil || ref.UID != d.UID || ref.Kind != "ApplicationDefinition" {
+		t.Errorf("owner %+v", ref)
+	}
+	for _, mf := range crd.ManagedFields {
+		if mf.Operation == metav1.ManagedFieldsOperationApply && mf.Manager != "cozystack-appdef" {
+			t.Errorf("applied by %s", mf.Manager)
+		}
+	}
+
+	// The kind is served and validated against the schema.
+	ctx := context.Background()
+	if err := k8s.Create(ctx, newInstance("ItRedis", "cache", map[string]any{"size": "1Gi"})); err != nil {
+		t.Fatalf("valid instance refused: %v", err)
+	}
+	inst := newInstance("ItRedis", "cache", nil)
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedInt64(inst.Object, "spec", "replicas"); v != 2 {
+		t.Errorf("default not applied: %v", inst.Object["spec"])
+	}
+	err := k8s.Create(ctx, newInstance("ItRedis", "bad", map[string]any{"replicas": 0}))
+	if err == nil || !strings.Contains(err.Error(), "spec.replicas") {
+		t.Errorf("invalid instance: %v", err)
+	}
+	err = k8s.Create(ctx, newInstance("ItRedis", strings.Repeat("a", 53-len("itredis-")+1), map[string]any{}))
+	if err == nil || !strings.Contains(err.Error(), `"itredis-" + metadata.name`) {
+		t.Errorf("long name: %v", err)
+	}
+	if err := k8s.Delete(ctx, newInstance("ItRedis", "cache", nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func controllerutilContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSettledDefinitionMakesNoWrites(t *testing.T) {
+	def := newTerraformDef("it-settled", "ItSettled", "itsettleds", `{"type":"object","additionalProperties":true,"properties":{"region":{"type":"string","default":"eu"}}}`)
+	create(t, def)
+	cleanup(t, def.Name)
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+	// Let the reconciles our own writes triggered run out.
+	time.Sleep(time.Second)
+
+	before := writes.Writes()
+	for i := 0; i < 3; i++ {
+		if _, err := rec.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: def.Name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := writes.Writes() - before; n != 0 {
+		t.Errorf("a settled definition made %d writes", n)
+	}
+}
+
+func TestInvalidJSON(t *testing.T) {
+	def := newHelmDef("it-badjson", "ItBadJSON", "itbadjsons", `{"type":"object",`)
+	create(t, def)
+	cleanup(t, def.Name)
+	d := waitReason(t, def.Name, cozyv1alpha1.ReasonInvalidJSON, metav1.ConditionFalse)
+	if !strings.Contains(readyMessage(d), "offset") {
+		t.Errorf("message %q", readyMessage(d))
+	}
+	if !meta.IsStatusConditionTrue(d.Status.Conditions, cozyv1alpha1.ConditionStalled) {
+		t.Errorf("not stalled: %+v", d.Status.Conditions)
+	}
+	if _, ok := getCRD(t, "itbadjsons.apps.cozystack.io"); ok {
+		t.Errorf("a CRD was created")
+	}
+}
+
+func TestTerraformInvalidVariableName(t *testing.T) {
+	def := newTerraformDef("it-badvar", "ItBadVar", "itbadvars", `{"type":"object","properties":{"cidr":{"type":"string"},"Bad-Key":{"type":"string"}}}`)
+	create(t, def)
+	cleanup(t, def.Name)
+	d := waitReason(t, def.Name, cozyv1alpha1.ReasonInvalidVariableName, metav1.ConditionFalse)
+	if !strings.Contains(readyMessage(d), `"Bad-Key"`) {
+		t.Errorf("message %q", readyMessage(d))
+	}
+}
+
+func TestNameClash(t *testing.T) {
+	first := newHelmDef("it-clash-a", "ItClash", "itclashes", `{"type":"object"}`)
+	create(t, first)
+	cleanup(t, first.Name)
+	waitReason(t, first.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+
+	second := newHelmDef("it-clash-b", "ItClash", "itclashbs", `{"type":"object"}`)
+	create(t, second)
+	cleanup(t, second.Name)
+	d := waitReason(t, second.Name, cozyv1alpha1.ReasonNameClash, metav1.ConditionFalse)
+	if !strings.Contains(readyMessage(d), "ApplicationDefinition it-clash-a") {
+		t.Errorf("message %q", readyMessage(d))
+	}
+	if _, ok := getCRD(t, "itclashbs.apps.cozystack.io"); ok {
+		t.Errorf("the younger definition got a CRD")
+	}
+	// The older one keeps serving.
+	waitReason(t, first.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+
+	// Once the older one is gone, the younger one is served.
+	if err := k8s.Delete(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, second.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+}
+
+func TestForeignCRDIsLeftAlone(t *testing.T) {
+	foreign := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "itforeigns.apps.cozystack.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "apps.cozystack.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Other", Plural: "itforeigns", Singular: "other", ListKind: "OtherList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1alpha1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptrTo(true)}}}},
+		},
+	}
+	create(t, foreign)
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), foreign) })
+	rv := foreign.ResourceVersion
+
+	def := newHelmDef("it-foreign", "ItForeign", "itforeigns", `{"type":"object"}`)
+	create(t, def)
+	cleanup(t, def.Name)
+	d := waitReason(t, def.Name, cozyv1alpha1.ReasonForeignCRD, metav1.ConditionFalse)
+	if !strings.Contains(readyMessage(d), "itforeigns.apps.cozystack.io") {
+		t.Errorf("message %q", readyMessage(d))
+	}
+	crd, _ := getCRD(t, foreign.Name)
+	// The API server may have updated its status, never its spec or labels.
+	if crd.Generation != 1 || crd.Labels[cozyschema.LabelDefinition] != "" || len(crd.OwnerReferences) != 0 || crd.Spec.Names.Kind != "Other" {
+		t.Errorf("foreign CRD touched: generation %d labels %v owners %v (rv %s → %s)", crd.Generation, crd.Labels, crd.OwnerReferences, rv, crd.ResourceVersion)
+	}
+
+	// Once the foreign CRD is gone, the definition is served.
+	if err := k8s.Delete(context.Background(), foreign); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func TestSchemaChangeUpdatesCRDInPlace(t *testing.T) {
+	def := newHelmDef("it-change", "ItChange", "itchanges", `{"type":"object","properties":{"a":{"type":"string"}}}`)
+	create(t, def)
+	cleanup(t, def.Name)
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+	crd, _ := getCRD(t, "itchanges.apps.cozystack.io")
+	uid := crd.UID
+
+	d := get(t, def.Name)
+	d.Spec.Application.OpenAPISchema = `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer","description":"New."}}}`
+	if err := k8s.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+	crd, _ = getCRD(t, "itchanges.apps.cozystack.io")
+	if crd.UID != uid {
+		t.Errorf("the CRD was recreated")
+	}
+	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["b"]; !ok {
+		t.Errorf("new property missing")
+	}
+}
+
+func TestKindRenameIsRefused(t *testing.T) {
+	def := newHelmDef("it-rename", "ItRename", "itrenames", `{"type":"object"}`)
+	create(t, def)
+	cleanup(t, def.Name)
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+
+	// A new kind, same plural.
+	d := get(t, def.Name)
+	d.Spec.Application.Kind = "ItRenamed"
+	if err := k8s.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	d = waitReason(t, def.Name, cozyv1alpha1.ReasonKindRenamed, metav1.ConditionFalse)
+	if !strings.Contains(readyMessage(d), "serves kind ItRename ") {
+		t.Errorf("message %q", readyMessage(d))
+	}
+	crd, _ := getCRD(t, "itrenames.apps.cozystack.io")
+	if crd.Spec.Names.Kind != "ItRename" {
+		t.Errorf("CRD renamed to %s", crd.Spec.Names.Kind)
+	}
+
+	// A new plural: never a second CRD.
+	d.Spec.Application.Kind = "ItRename"
+	d.Spec.Application.Plural = "itrenameds"
+	if err := k8s.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, def.Name, cozyv1alpha1.ReasonKindRenamed, metav1.ConditionFalse)
+	if _, ok := getCRD(t, "itrenameds.apps.cozystack.io"); ok {
+		t.Errorf("a second CRD was created")
+	}
+
+	// Going back serves the kind again.
+	d = get(t, def.Name)
+	d.Spec.Application.Plural = "itrenames"
+	if err := k8s.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+}
+
+func TestDeletionWaitsForInstances(t *testing.T) {
+	ctx := context.Background()
+	def := newHelmDef("it-delete", "ItDelete", "itdeletes", `{"type":"object"}`)
+	create(t, def)
+	cleanup(t, def.Name)
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+
+	inst := newInstance("ItDelete", "keepme", map[string]any{"a": "b"})
+	var err error
+	eventually(t, "instance created", func() (bool, string) {
+		err = k8s.Create(ctx, inst)
+		return err == nil, errString(err)
+	})
+
+	if err := k8s.Delete(ctx, get(t, def.Name)); err != nil {
+		t.Fatal(err)
+	}
+	d := waitReason(t, def.Name, cozyv1alpha1.ReasonInstancesRemain, metav1.ConditionUnknown)
+	if d.Status.Instances == nil || *d.Status.Instances != 1 || !strings.Contains(readyMessage(d), "default/keepme") {
+		t.Errorf("status %+v", d.Status)
+	}
+	// Both stay.
+	time.Sleep(time.Second)
+	get(t, def.Name)
+	if _, ok := getCRD(t, "itdeletes.apps.cozystack.io"); !ok {
+		t.Fatal("CRD deleted while an instance exists")
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {
+		t.Fatalf("instance: %v", err)
+	}
+
+	// The last instance goes: so do the definition and its CRD.
+	if err := k8s.Delete(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "definition and CRD deleted", func() (bool, string) {
+		err := k8s.Get(ctx, types.NamespacedName{Name: def.Name}, &cozyv1alpha1.ApplicationDefinition{})
+		_, crdThere := getCRD(t, "itdeletes.apps.cozystack.io")
+		return apierrors.IsNotFound(err) && !crdThere, "definition: " + errString(err)
+	})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+func TestFreeFormTerraformKindGetsAPolicy(t *testing.T) {
+	ctx := context.Background()
+	def := newTerraformDef("it-free", "ItFree", "itfrees", `{"type":"object","additionalProperties":true}`)
+	create(t, def)
+	cleanup(t, def.Name)
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	if err := k8s.Get(ctx, types.NamespacedName{Name: "itfrees.apps.cozystack.io"}, policy); err != nil {
+		t.Fatalf("policy: %v", err)
+	}
+	// The policy takes a moment to be enforced.
+	eventually(t, "invalid variable name refused", func() (bool, string) {
+		err := k8s.Create(ctx, newInstance("ItFree", "bad", map[string]any{"Bad-Key": "x"}))
+		if err == nil {
+			_ = k8s.Delete(ctx, newInstance("ItFree", "bad", nil))
+			return false, "accepted"
+		}
+		return strings.Contains(err.Error(), "Bad-Key") && strings.Contains(err.Error(), cozyschema.HCLIdentifierPattern), err.Error()
+	})
+	if err := k8s.Create(ctx, newInstance("ItFree", "good", map[string]any{"good_key": map[string]any{"Any-Nested": 1}})); err != nil {
+		t.Errorf("valid instance refused: %v", err)
+	}
+	_ = k8s.Delete(ctx, newInstance("ItFree", "good", nil))
+
+	// Closing the schema removes the policy: CRD rules suffice.
+	d := get(t, def.Name)
+	d.Spec.Application.OpenAPISchema = `{"type":"object","properties":{"region":{"type":"string"}}}`
+	if err := k8s.Update(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+	eventually(t, "policy removed", func() (bool, string) {
+		err := k8s.Get(ctx, types.NamespacedName{Name: "itfrees.apps.cozystack.io"}, &admissionregistrationv1.ValidatingAdmissionPolicy{})
+		return apierrors.IsNotFound(err), errString(err)
+	})
+}
