@@ -12,7 +12,7 @@ import (
 )
 
 // TestCELRulesAreASCII guards against gofmt's doc-comment formatting, which
-// turns a pair of single quotes ('') in a marker comment into a typographic
+// turns a pair of single quotes (”) in a marker comment into a typographic
 // quote and so breaks the CEL rule generated from it.
 func TestCELRulesAreASCII(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("crds", "*.yaml"))
