@@ -22,6 +22,8 @@ build() {
   for name in $(all_controllers); do
     (cd "${ROOT}/controllers/${name}" && go build -o "${BIN}/${name}" .)
   done
+  # The generator's CLI, for scenarios that turn a module into a definition.
+  (cd "${ROOT}/gen" && go build -o "${BIN}/gen" ./cmd/gen)
 }
 
 start() {
