@@ -1,17 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,21 +37,8 @@ func TestKilledMidWayConverges(t *testing.T) {
 	env := startEnv(t)
 	defer func() { _ = env.Stop() }()
 
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "helm")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the controller: %v\n%s", err, out)
-	}
-	kc, err := env.Kubeconfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bin := testenv.BuildController(t, ".")
+	kubeconfig := env.WriteKubeconfig(t)
 
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -110,21 +89,19 @@ spec:
 	}
 
 	// First run, throttled so the kill lands mid-way.
-	first := startController(t, bin, kubeconfig, "--kube-api-qps=20", "--kube-api-burst=20", "--workers=2")
+	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=20", "--kube-api-burst=20", "--workers=2")
 	deadline := time.Now().Add(60 * time.Second)
 	for count() < 20 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	_ = first.Process.Signal(syscall.SIGKILL)
-	_, _ = first.Process.Wait()
+	first.Kill()
 	killedAt := count()
 	if killedAt == 0 || killedAt >= n {
 		t.Fatalf("the kill did not land mid-way: %d of %d HelmReleases existed", killedAt, n)
 	}
 	t.Logf("killed the controller with %d of %d HelmReleases written", killedAt, n)
 
-	second := startController(t, bin, kubeconfig, "--resync-period=10s")
-	defer func() { _ = second.Process.Kill(); _, _ = second.Process.Wait() }()
+	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
 	deadline = time.Now().Add(90 * time.Second)
 	for count() < n && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
@@ -149,18 +126,9 @@ spec:
 
 	// Settled: once the last statuses are written, no write over two resync
 	// periods.
-	before := writes(t, second.metrics)
-	for stable := 0; stable < 5; {
-		time.Sleep(time.Second)
-		if now := writes(t, second.metrics); now != before {
-			before, stable = now, 0
-			continue
-		}
-		stable++
-	}
+	before := second.SettledWrites(t, 5*time.Second)
 	time.Sleep(25 * time.Second)
-	if after := writes(t, second.metrics); after != before {
-		dumpWrites(t, second.metrics)
+	if after := second.Writes(t); after != before {
 		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
 	}
 }
@@ -193,84 +161,4 @@ func startEnv(t *testing.T) *testenv.Env {
 		t.Fatal(err)
 	}
 	return env
-}
-
-type process struct {
-	*exec.Cmd
-	metrics string
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func startController(t *testing.T, bin, kubeconfig string, args ...string) *process {
-	t.Helper()
-	metrics, probes := freePort(t), freePort(t)
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", metrics, "--health-probe-bind-address", probes}, args...)...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 300; i++ {
-		if resp, err := http.Get("http://" + probes + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return &process{Cmd: cmd, metrics: metrics}
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatal("the controller did not become ready")
-	return nil
-}
-
-// writes sums the controller's mutating API requests from its
-// rest_client_requests_total metric.
-func writes(t *testing.T, addr string) int {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	total := 0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
-		}
-		if !strings.Contains(line, `method="POST"`) && !strings.Contains(line, `method="PUT"`) &&
-			!strings.Contains(line, `method="PATCH"`) && !strings.Contains(line, `method="DELETE"`) {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		total += int(v)
-	}
-	return total
-}
-
-func dumpWrites(t *testing.T, addr string) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "rest_client_requests_total{") {
-			t.Log(sc.Text())
-		}
-	}
 }

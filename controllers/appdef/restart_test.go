@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/schema"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
+)
+
+// TestKilledMidWayConverges runs the real controller binary, kills it
+// (SIGKILL) while it is serving 30 new definitions, starts it again and
+// checks that every definition ends up Ready with exactly one CRD it
+// controls; then that two resync periods of the settled system cause no
+// API write.
+func TestKilledMidWayConverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server and the controller binary")
+	}
+	const n = 30
+	ctx := context.Background()
+	crd, err := testenv.CRDFromFile("api/crds/cozystack.io_applicationdefinitions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := testenv.Start(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	bin := testenv.BuildController(t, ".")
+	kubeconfig := env.WriteKubeconfig(t)
+
+	scheme := runtime.NewScheme()
+	_ = cozyv1alpha1.AddToScheme(scheme)
+	_ = apiextensionsv1.AddToScheme(scheme)
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		def := &cozyv1alpha1.ApplicationDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("restart-%02d", i)},
+			Spec: cozyv1alpha1.ApplicationDefinitionSpec{
+				Application: cozyv1alpha1.ApplicationDefinitionApplication{
+					Kind: fmt.Sprintf("Restart%02d", i), Plural: fmt.Sprintf("restart%02ds", i), Singular: fmt.Sprintf("restart%02d", i),
+					OpenAPISchema: `{"type":"object","properties":{"size":{"type":"integer","default":1}}}`,
+				},
+				Release: &cozyv1alpha1.ApplicationDefinitionRelease{},
+			},
+		}
+		def.Spec.Release.ChartRef = chartRef()
+		if err := c.Create(ctx, def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ours := func() []apiextensionsv1.CustomResourceDefinition {
+		list := &apiextensionsv1.CustomResourceDefinitionList{}
+		if err := c.List(ctx, list, client.HasLabels{schema.LabelDefinition}); err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+
+	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=5", "--kube-api-burst=5", "--workers=1")
+	deadline := time.Now().Add(60 * time.Second)
+	for len(ours()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	first.Kill()
+	killedAt := len(ours())
+	if killedAt == 0 || killedAt >= n {
+		t.Fatalf("the kill did not land mid-way: %d of %d CRDs existed", killedAt, n)
+	}
+	t.Logf("killed the controller with %d of %d CRDs written", killedAt, n)
+
+	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
+	deadline = time.Now().Add(120 * time.Second)
+	ready := 0
+	for time.Now().Before(deadline) {
+		list := &cozyv1alpha1.ApplicationDefinitionList{}
+		if err := c.List(ctx, list); err != nil {
+			t.Fatal(err)
+		}
+		ready = 0
+		for i := range list.Items {
+			if meta.IsStatusConditionTrue(list.Items[i].Status.Conditions, cozyv1alpha1.ConditionReady) {
+				ready++
+			}
+		}
+		if ready == n {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if ready != n {
+		t.Fatalf("%d of %d definitions Ready after the restart", ready, n)
+	}
+	crds := ours()
+	if len(crds) != n {
+		t.Fatalf("%d CRDs, want %d", len(crds), n)
+	}
+	for _, crd := range crds {
+		ref := metav1.GetControllerOf(&crd)
+		if ref == nil || ref.Kind != "ApplicationDefinition" || ref.Name != crd.Labels[schema.LabelDefinition] {
+			t.Fatalf("CRD %s: controller %+v", crd.Name, ref)
+		}
+	}
+
+	before := second.SettledWrites(t, 5*time.Second)
+	time.Sleep(25 * time.Second)
+	if after := second.Writes(t); after != before {
+		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
+	}
+}
+
+func chartRef() *helmv2.CrossNamespaceSourceReference {
+	return &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "restart", Namespace: "cozy-system"}
+}

@@ -1,0 +1,146 @@
+package testenv
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Controller is a controller binary running against the test API server.
+type Controller struct {
+	Cmd *exec.Cmd
+	// Metrics is the address of its Prometheus endpoint.
+	Metrics string
+}
+
+// BuildController builds the controller module in dir (its main package at
+// the module root) into a temporary folder and returns the binary's path.
+func BuildController(t *testing.T, dir string) string {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), filepath.Base(abs))
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", dir, err, out)
+	}
+	return bin
+}
+
+// WriteKubeconfig writes an administrator kubeconfig for the API server.
+func (e *Env) WriteKubeconfig(t *testing.T) string {
+	t.Helper()
+	kc, err := e.Kubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// StartController runs bin with the usual flags plus args and waits until it
+// reports ready. The process is killed when the test ends.
+func StartController(t *testing.T, bin, kubeconfig string, args ...string) *Controller {
+	t.Helper()
+	metrics, probes := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig,
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes}, args...)...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{Cmd: cmd, Metrics: metrics}
+	t.Cleanup(c.Kill)
+	for range 300 {
+		if resp, err := http.Get("http://" + probes + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s did not become ready", filepath.Base(bin))
+	return nil
+}
+
+// Kill stops the process at once (SIGKILL), as a crash or an eviction would.
+func (c *Controller) Kill() {
+	if c.Cmd.ProcessState != nil {
+		return
+	}
+	_ = c.Cmd.Process.Signal(syscall.SIGKILL)
+	_, _ = c.Cmd.Process.Wait()
+}
+
+// Writes is the number of mutating API requests (POST, PUT, PATCH, DELETE)
+// the controller has made, from its rest_client_requests_total metric.
+func (c *Controller) Writes(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get("http://" + c.Metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	total := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		mutating := false
+		for _, m := range []string{`method="POST"`, `method="PUT"`, `method="PATCH"`, `method="DELETE"`} {
+			mutating = mutating || strings.Contains(line, m)
+		}
+		if !mutating {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += int(v)
+	}
+	return total
+}
+
+// SettledWrites waits until the controller has made no write for quiet,
+// and returns its write count then.
+func (c *Controller) SettledWrites(t *testing.T, quiet time.Duration) int {
+	t.Helper()
+	n := c.Writes(t)
+	for since := time.Now(); time.Since(since) < quiet; {
+		time.Sleep(500 * time.Millisecond)
+		if m := c.Writes(t); m != n {
+			n, since = m, time.Now()
+		}
+	}
+	return n
+}
