@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the controllers against a local control plane.
 #
-#   hack/controllers.sh build                build every controller into .cache/bin
+#   hack/controllers.sh build                build every controller into .cache/bin/controller-<name>
 #   hack/controllers.sh start DIR [NAME...]  start them (default: all) against DIR/kubeconfig
 #   hack/controllers.sh stop  DIR            stop the controllers started in DIR
 #
@@ -20,7 +20,7 @@ all_controllers() {
 build() {
   local name
   for name in $(all_controllers); do
-    (cd "${ROOT}/controllers/${name}" && go build -o "${BIN}/${name}" .)
+    (cd "${ROOT}/controllers/${name}" && go build -o "${BIN}/controller-${name}" .)
   done
   # The generator's CLI, for scenarios that turn a module into a definition.
   (cd "${ROOT}/gen" && go build -o "${BIN}/gen" ./cmd/gen)
@@ -33,13 +33,13 @@ start() {
   local port_base=${CONTROLLER_PORT_BASE:-20600}
   for name in "${names[@]}"; do
     i=$((i + 1))
-    [[ -x "${BIN}/${name}" ]] || die "controller ${name} is not built"
+    [[ -x "${BIN}/controller-${name}" ]] || die "controller ${name} is not built"
     if [[ -f "${dir}/${name}.pid" ]] && kill -0 "$(cat "${dir}/${name}.pid")" 2>/dev/null; then continue; fi
     local kubeconfig="${dir}/kubeconfig"
     # A controller runs as its own ServiceAccount when hack/rbac.sh prepared a
     # kubeconfig for it, so the e2e suite proves its ClusterRole suffices.
     [[ -f "${dir}/${name}.kubeconfig" ]] && kubeconfig="${dir}/${name}.kubeconfig"
-    setsid "${BIN}/${name}" --kubeconfig "${kubeconfig}" \
+    setsid "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
       --metrics-bind-address "127.0.0.1:$((port_base + 2 * i))" \
       --health-probe-bind-address "127.0.0.1:$((port_base + 2 * i + 1))" \
       --resync-period "${RESYNC_PERIOD:-10h}" \

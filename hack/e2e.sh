@@ -34,6 +34,9 @@ rm -rf "${E2E}"
 mkdir -p "${E2E}"
 "${ROOT}/hack/cluster.sh" up "${E2E}"
 "${ROOT}/hack/controllers.sh" build
+# Every controller runs as its chart's ServiceAccount, with only its chart's
+# RBAC: a missing verb fails the suite.
+"${ROOT}/hack/rbac.sh" "${E2E}"
 "${ROOT}/hack/controllers.sh" start "${E2E}"
 
 dirs=("$@")
