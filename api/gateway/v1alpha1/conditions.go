@@ -1,44 +1,177 @@
 package v1alpha1
 
-// Condition types on a TenantGateway. Each controller owns exactly its own
-// type; gateway-listeners also owns Ready, the one summary of them all.
+// Condition types on a TenantGateway.
+//
+// Each gateway controller writes only the types it owns (status.conditions is
+// a map list keyed by type, so server-side apply merges them per type):
+//
+//	gateway-listeners  Ready, ListenersReady, HostnamesRejected
+//	gateway-certs      CertificatesReady
+//	ns-labels          NamespacesAttached
+//	route-conflicts    none here; it reports on the routes (ReasonHostnameConflict)
+//
+// Polarity: "positive" means True is the healthy state; "negative" means True
+// reports an abnormality.
 const (
-	// ConditionReady (positive; owner gateway-listeners) summarises every
-	// controller's condition and the Gateway's own status.
+	// ConditionReady (positive; owner gateway-listeners) is the one summary:
+	// True when ListenersReady, CertificatesReady and NamespacesAttached are
+	// all True for the current generation. When False it carries the reason
+	// and message of the first condition that is not True, in that order.
+	// HostnamesRejected does not make it False: one bad route hostname must
+	// not take the tenant's Gateway out of service.
 	ConditionReady = "Ready"
+
 	// ConditionListenersReady (positive; owner gateway-listeners): the
-	// Gateway and redirect route are applied and the Gateway reports them.
+	// Gateway and the redirect HTTPRoute are applied as desired, and the
+	// Gateway implementation reports the Gateway Accepted and Programmed and
+	// every listener Programmed.
 	ConditionListenersReady = "ListenersReady"
+
+	// ConditionHostnamesRejected (negative; owner gateway-listeners): True
+	// when at least one route hostname got no listener or is not covered by
+	// the wildcard certificate; the message lists them with their reasons
+	// (ReasonInvalidHostname, ReasonWildcardHostname, ...). Absent or False
+	// when every hostname is served.
+	ConditionHostnamesRejected = "HostnamesRejected"
+
 	// ConditionCertificatesReady (positive; owner gateway-certs): the Issuer
-	// and the Certificates the Gateway's HTTPS listeners need exist.
+	// and every Certificate the Gateway's HTTPS listeners reference exist as
+	// desired and cert-manager reports them Ready; with certMode
+	// existingSecret, the referenced Secret exists.
 	ConditionCertificatesReady = "CertificatesReady"
-	// ConditionNamespacesAttached (positive; owner ns-labels): the owner
-	// namespace and attachedNamespaces carry the gateway label.
+
+	// ConditionNamespacesAttached (positive; owner ns-labels): every
+	// namespace in spec.attachedNamespaces carries
+	// namespace.cozystack.io/gateway=<this namespace>, and labels this
+	// TenantGateway wrote on namespaces no longer listed are removed.
 	ConditionNamespacesAttached = "NamespacesAttached"
 )
 
-// Reasons of TenantGateway conditions.
+// Reasons of TenantGateway conditions, and of the route status entries
+// route-conflicts writes. The Ready summary reuses the reason of the condition
+// it summarises.
 const (
-	ReasonReady                = "Ready"
-	ReasonReconcileError       = "ReconcileError"
-	ReasonGatewayNotAccepted   = "GatewayNotAccepted"
+	// ReasonReady: the condition is True; everything it covers is as
+	// desired. Used by every controller.
+	ReasonReady = "Ready"
+
+	// ReasonProgressing: the desired objects are applied and the controller
+	// waits for another actor (the Gateway implementation, cert-manager) to
+	// act on them. Transient; the condition is Unknown or False.
+	ReasonProgressing = "Progressing"
+
+	// ReasonReconcileError: a step failed; the message names it and the
+	// object involved. Covers API errors (retried) and a pre-existing object
+	// with a derived name but no owner reference to this TenantGateway,
+	// which is never taken over (the user must delete or rename it). Any
+	// controller.
+	ReasonReconcileError = "ReconcileError"
+
+	// ReasonGatewayNotAccepted (gateway-listeners): the Gateway
+	// implementation did not accept the Gateway, e.g. an unknown
+	// gatewayClassName; the message carries the implementation's message.
+	ReasonGatewayNotAccepted = "GatewayNotAccepted"
+
+	// ReasonGatewayNotProgrammed (gateway-listeners): the Gateway is accepted
+	// but not programmed yet, e.g. no load-balancer address assigned.
 	ReasonGatewayNotProgrammed = "GatewayNotProgrammed"
-	ReasonListenersNotReady    = "ListenersNotReady"
-	ReasonTooManyListeners     = "TooManyListeners"
-	ReasonUnknownIssuer        = "UnknownIssuer"
-	ReasonInvalidHostname      = "InvalidHostname"
-	ReasonHostnameConflict     = "HostnameConflict"
-	ReasonProgressing          = "Progressing"
+
+	// ReasonListenersNotReady (gateway-listeners): some listeners are not
+	// Programmed; status.listeners says which and why (often a certificate
+	// Secret that does not exist yet).
+	ReasonListenersNotReady = "ListenersNotReady"
+
+	// ReasonTooManyListeners (gateway-listeners): the desired Gateway would
+	// have more listeners than the 64 Gateway API allows. Nothing is applied:
+	// the current Gateway is kept as it is. With certMode http01 the fix is
+	// certMode dns01, which serves every hostname under the apex from one
+	// wildcard listener.
+	ReasonTooManyListeners = "TooManyListeners"
+
+	// ReasonUnknownIssuer (gateway-certs): spec.issuerName names no known
+	// ACME directory. The CRD enum rejects this at admission; the reason
+	// covers objects that bypassed it.
+	ReasonUnknownIssuer = "UnknownIssuer"
+
+	// ReasonInvalidSpec (any controller): the spec cannot be turned into
+	// objects, e.g. a DNS-01 provider block without its required field.
+	// The CEL rules reject these at admission; the reason covers objects
+	// that bypassed them.
+	ReasonInvalidSpec = "InvalidSpec"
+
+	// ReasonIssuerNotReady (gateway-certs): cert-manager has not registered
+	// the ACME account of the Issuer yet, or failed to.
+	ReasonIssuerNotReady = "IssuerNotReady"
+
+	// ReasonCertificatesNotReady (gateway-certs): some Certificates are not
+	// issued yet; the message names them.
+	ReasonCertificatesNotReady = "CertificatesNotReady"
+
+	// ReasonGatewayNotFound (gateway-certs): the Gateway whose listeners
+	// define the certificate set does not exist yet.
+	ReasonGatewayNotFound = "GatewayNotFound"
+
+	// ReasonSecretNotFound (gateway-certs): with certMode existingSecret,
+	// the Secret named by spec.wildcardSecretRef does not exist.
+	ReasonSecretNotFound = "SecretNotFound"
+
+	// ReasonNamespaceNotFound (ns-labels): an attachedNamespaces entry names
+	// a namespace that does not exist; it is labelled once it appears.
+	ReasonNamespaceNotFound = "NamespaceNotFound"
+
+	// ReasonNamespaceLabelConflict (ns-labels): an attachedNamespaces entry
+	// already carries namespace.cozystack.io/gateway with another value,
+	// written by the tenant chart or another TenantGateway; it is left
+	// alone.
+	ReasonNamespaceLabelConflict = "NamespaceLabelConflict"
+
+	// ReasonHostnameConflict (route-conflicts, on a route's
+	// status.parents entry under RouteConflictControllerName, with
+	// Accepted=False): another namespace's route claims the same hostname and
+	// wins; the message names the winner.
+	ReasonHostnameConflict = "HostnameConflict"
 )
 
-// Labels and annotations shared by the gateway controllers and the tenant
-// chart.
+// Reasons a route hostname gets no listener (HTTP-01) or is not covered by
+// the wildcard certificate (DNS-01, existingSecret). They appear in the
+// message of HostnamesRejected.
+const (
+	// ReasonInvalidHostname: not a lower-case DNS-1123 subdomain with labels
+	// of at most 63 characters.
+	ReasonInvalidHostname = "InvalidHostname"
+	// ReasonWildcardHostname: a wildcard route hostname never yields a
+	// per-hostname listener or certificate (HTTP-01 cannot issue wildcards);
+	// use certMode dns01.
+	ReasonWildcardHostname = "WildcardHostname"
+	// ReasonHostnameOutsideApex: the hostname is not the apex or under it;
+	// the Gateway hostname policy would reject the whole Gateway.
+	ReasonHostnameOutsideApex = "HostnameOutsideApex"
+	// ReasonReservedHostname: the hostname is served by a TLS passthrough
+	// listener (tlsPassthroughServices); an HTTPS listener for it would
+	// conflict on the same port and SNI.
+	ReasonReservedHostname = "ReservedHostname"
+	// ReasonHostnameNotCovered: with a wildcard certificate, the hostname is
+	// more than one label below the apex or a child apex, which a wildcard
+	// certificate does not cover.
+	ReasonHostnameNotCovered = "HostnameNotCovered"
+	// ReasonListenerNameCollision: two hostnames map to the same listener
+	// name (same first label and same 32-bit hash); the one sorting later is
+	// left out.
+	ReasonListenerNameCollision = "ListenerNameCollision"
+)
+
+// Labels, annotations and names shared by the gateway controllers, the tenant
+// chart and the admission policies.
 const (
 	// LabelNamespaceGateway on a namespace names the namespace of the
-	// TenantGateway whose Gateway its routes may attach to.
+	// TenantGateway whose Gateway its routes may attach to. Written by the
+	// tenant chart on tenant namespaces and by ns-labels on attachedNamespaces.
 	LabelNamespaceGateway = "namespace.cozystack.io/gateway"
 	// LabelNamespaceHost on a namespace is its tenant apex.
 	LabelNamespaceHost = "namespace.cozystack.io/host"
+	// LabelMetadataName is the label the API server puts on every namespace
+	// with its own name; the port-80 listener selects on it.
+	LabelMetadataName = "kubernetes.io/metadata.name"
 	// AnnotationAttachedBy marks a gateway label written by ns-labels (value:
 	// the owner namespace); labels without it belong to the tenant chart.
 	AnnotationAttachedBy = "cozystack.io/gateway-attached-by"
@@ -46,11 +179,15 @@ const (
 	LabelGateway = "cozystack.io/gateway"
 	// LabelManagedBy on derived objects names the controller.
 	LabelManagedBy = "cozystack.io/managed-by"
-	// LabelPerListenerCert marks HTTP-01 per-listener Certificates.
+	// LabelPerListenerCert ("true") marks HTTP-01 per-listener Certificates.
 	LabelPerListenerCert = "cozystack.io/per-listener-cert"
-	// LabelHTTP01Solver marks cert-manager's HTTP-01 solver routes.
+	// LabelHTTP01Solver ("true") marks cert-manager's HTTP-01 solver routes,
+	// which are never hostname conflicts.
 	LabelHTTP01Solver = "acme.cert-manager.io/http01-solver"
 	// RouteConflictControllerName is the controllerName of our route
 	// status.parents entries.
 	RouteConflictControllerName = "gateway.cozystack.io/tenantgateway-controller"
+	// CertManagerNamespace is where cert-manager publishes HTTP-01 challenge
+	// routes for ClusterIssuers; the port-80 listener admits it.
+	CertManagerNamespace = "cozy-cert-manager"
 )

@@ -1,8 +1,10 @@
 package v1alpha1
 
-// Defaults of the DNS-01 provider blocks. The API server applies them to a
-// block that is present; these helpers apply them when a block is omitted,
-// so `dns01: {provider: digitalocean}` means the documented Secret.
+// Defaults of the DNS-01 provider blocks, as the CRD declares them. The API
+// server applies them to every object it serves (see DNS01 for how); the
+// Effective* helpers apply the same defaults in Go, so that objects built in
+// memory (tests, fakes) and objects the API server never defaulted read the
+// same: `dns01: {provider: digitalocean}` means the documented Secret.
 const (
 	DefaultCloudflareSecretName   = "cloudflare-api-token-secret"
 	DefaultCloudflareSecretKey    = "api-token"
@@ -70,4 +72,35 @@ func (s *TenantGatewaySpec) EffectiveCertMode() CertMode {
 		return CertModeHTTP01
 	}
 	return s.CertMode
+}
+
+// Defaults of the remaining spec fields, as the CRD declares them.
+const (
+	DefaultGatewayClassName = "cilium"
+	DefaultIssuerName       = IssuerLetsEncryptProd
+)
+
+// DefaultTLSPassthroughServices returns the services that get a passthrough
+// listener when spec.tlsPassthroughServices is unset (a fresh slice each call).
+func DefaultTLSPassthroughServices() []string {
+	return []string{"api", "vm-exportproxy", "cdi-uploadproxy"}
+}
+
+// EffectiveIssuerName is issuerName with its default.
+func (s *TenantGatewaySpec) EffectiveIssuerName() string {
+	return or(s.IssuerName, DefaultIssuerName)
+}
+
+// EffectiveGatewayClassName is gatewayClassName with its default.
+func (s *TenantGatewaySpec) EffectiveGatewayClassName() string {
+	return or(s.GatewayClassName, DefaultGatewayClassName)
+}
+
+// EffectiveTLSPassthroughServices is tlsPassthroughServices with its default:
+// unset (nil) means the default list, an empty list means none.
+func (s *TenantGatewaySpec) EffectiveTLSPassthroughServices() []string {
+	if s.TLSPassthroughServices == nil {
+		return DefaultTLSPassthroughServices()
+	}
+	return append([]string(nil), s.TLSPassthroughServices...)
 }

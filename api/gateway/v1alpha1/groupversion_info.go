@@ -1,10 +1,6 @@
-// Package v1alpha1 holds the gateway.cozystack.io/v1alpha1 API: the
-// TenantGateway, from which the gateway controllers publish a tenant through
-// Gateway API (a Gateway with its listeners, a cert-manager Issuer and
-// Certificates, namespace labels, and hostname-conflict verdicts on routes).
-//
 // +kubebuilder:object:generate=true
 // +groupName=gateway.cozystack.io
+
 package v1alpha1
 
 import (

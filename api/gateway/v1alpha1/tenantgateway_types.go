@@ -11,6 +11,7 @@ import (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=tgw,categories=cozystack-platform
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1123 label of at most 63 characters (lower-case letters, digits and hyphens, no dots): it names the Gateway and is the value of the cozystack.io/gateway label on every derived object"
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Apex",type=string,JSONPath=`.spec.apex`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.certMode`
@@ -63,15 +64,24 @@ const (
 
 // TenantGatewaySpec is the desired publishing of one tenant.
 //
-// +kubebuilder:validation:XValidation:rule="self.certMode != 'existingSecret' || has(self.wildcardSecretRef)",message="certMode existingSecret needs spec.wildcardSecretRef: the Secret (in this namespace) holding the certificate for the apex and *.apex"
-// +kubebuilder:validation:XValidation:rule="!has(self.dns01) || self.dns01.provider != 'route53' || (has(self.dns01.route53) && has(self.dns01.route53.region) && size(self.dns01.route53.region) > 0)",message="dns01.provider route53 needs spec.dns01.route53.region"
-// +kubebuilder:validation:XValidation:rule="!has(self.dns01) || self.dns01.provider != 'rfc2136' || (has(self.dns01.rfc2136) && has(self.dns01.rfc2136.nameserver) && size(self.dns01.rfc2136.nameserver) > 0)",message="dns01.provider rfc2136 needs spec.dns01.rfc2136.nameserver (host:port of the authoritative DNS server)"
+// The DNS-01 rules apply only with certMode dns01, the only mode that reads
+// spec.dns01.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'existingSecret' || has(self.wildcardSecretRef)",message="certMode existingSecret needs spec.wildcardSecretRef: the Secret (in this namespace) holding the certificate for the apex, *.apex and every inheriting child apex"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'route53' || (has(self.dns01.route53) && has(self.dns01.route53.region) && size(self.dns01.route53.region) > 0)",message="dns01.provider route53 needs spec.dns01.route53.region (the AWS region of the hosted zone, e.g. us-east-1)"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'route53' || !has(self.dns01.route53) || !has(self.dns01.route53.accessKeyID) || size(self.dns01.route53.accessKeyID) == 0 || (has(self.dns01.route53.secretName) && size(self.dns01.route53.secretName) > 0)",message="spec.dns01.route53.accessKeyID needs spec.dns01.route53.secretName: the Secret holding the matching secret access key (leave both empty to use IRSA or the instance profile)"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'rfc2136' || (has(self.dns01.rfc2136) && has(self.dns01.rfc2136.nameserver) && size(self.dns01.rfc2136.nameserver) > 0)",message="dns01.provider rfc2136 needs spec.dns01.rfc2136.nameserver (host:port of the authoritative DNS server)"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'rfc2136' || (has(self.dns01.rfc2136) && has(self.dns01.rfc2136.tsigKeyName) && size(self.dns01.rfc2136.tsigKeyName) > 0 && has(self.dns01.rfc2136.secretName) && size(self.dns01.rfc2136.secretName) > 0)",message="dns01.provider rfc2136 needs spec.dns01.rfc2136.tsigKeyName and spec.dns01.rfc2136.secretName: the TSIG key name and the Secret holding its key material"
+// +kubebuilder:validation:XValidation:rule="!has(self.tlsPassthroughServices) || self.tlsPassthroughServices.all(s, size(s) + 1 + size(self.apex) <= 253)",message="every tlsPassthroughServices entry becomes the listener hostname <service>.<apex>, which must fit in 253 characters: shorten the service name or the apex"
 type TenantGatewaySpec struct {
-	// Apex is the tenant's apex domain, e.g. example.org; routes publish
-	// <name>.<apex>.
+	// Apex is the tenant's apex domain, e.g. example.org: a lower-case DNS
+	// name. Routes publish <name>.<apex>; the Gateway serves the apex and,
+	// in the wildcard modes, *.<apex>. It should equal the
+	// namespace.cozystack.io/host label of this namespace, which the
+	// admission policies check listener and route hostnames against.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:MaxLength=251
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`
 	Apex string `json:"apex"`
 
 	// CertMode: http01 (a certificate per hostname), dns01 (one wildcard
@@ -86,26 +96,35 @@ type TenantGatewaySpec struct {
 	// +optional
 	IssuerName string `json:"issuerName,omitempty"`
 
-	// DNS01 configures the DNS-01 solver (certMode dns01).
+	// DNS01 configures the DNS-01 solver; read only with certMode dns01.
+	// Defaults to Cloudflare with the documented Secret.
 	// +kubebuilder:default={provider: cloudflare}
 	// +optional
 	DNS01 *DNS01 `json:"dns01,omitempty"`
 
-	// WildcardSecretRef names the Secret with the wildcard certificate
-	// (certMode existingSecret).
+	// WildcardSecretRef names the kubernetes.io/tls Secret, in this
+	// namespace, that the HTTPS listeners serve with certMode
+	// existingSecret. It must cover the apex, *.apex and, for every
+	// inheriting child tenant, the child apex and *.child-apex.
 	// +optional
 	WildcardSecretRef *SecretReference `json:"wildcardSecretRef,omitempty"`
 
-	// AttachedNamespaces are labelled so their routes may attach to this
-	// Gateway (typically the cozy-* platform namespaces).
+	// AttachedNamespaces get the label namespace.cozystack.io/gateway=<this
+	// namespace>, so their routes may attach to this Gateway's HTTPS and
+	// passthrough listeners (typically the cozy-* platform namespaces, and
+	// default for the Kubernetes API TLSRoute). A namespace whose label was
+	// written by the tenant chart is left alone.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	AttachedNamespaces []string `json:"attachedNamespaces,omitempty"`
 
-	// TLSPassthroughServices get a TLS passthrough listener each, hostname
-	// <service>.<apex>.
+	// TLSPassthroughServices get a TLS passthrough listener each, named
+	// tls-<service>, hostname <service>.<apex>, admitting TLSRoutes only.
+	// The listener exists whether or not a route attaches. An empty list
+	// means no passthrough listener.
 	// +kubebuilder:default={api,vm-exportproxy,cdi-uploadproxy}
 	// +optional
 	// +listType=set
@@ -114,7 +133,8 @@ type TenantGatewaySpec struct {
 	// +kubebuilder:validation:items:MaxLength=59
 	TLSPassthroughServices []string `json:"tlsPassthroughServices,omitempty"`
 
-	// GatewayClassName of the Gateway.
+	// GatewayClassName of the Gateway. Must name an existing GatewayClass
+	// (with Cilium, exactly cilium).
 	// +kubebuilder:default=cilium
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -124,6 +144,7 @@ type TenantGatewaySpec struct {
 
 // SecretReference names a Secret in the TenantGateway's namespace.
 type SecretReference struct {
+	// Name of the Secret.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
@@ -142,20 +163,37 @@ const (
 )
 
 // DNS01 selects and configures the DNS-01 provider. Only the block of the
-// selected provider is read; its defaults apply even when the block is
-// omitted (see the Effective* methods).
+// selected provider is read.
+//
+// Defaults: the API server defaults a field only when its parent object
+// exists. The cloudflare and digitalocean blocks need nothing from the user,
+// so they default to {} and therefore always carry their documented Secret
+// name and key, even when only the provider is given (and even when another
+// provider is selected: they are then ignored). The route53 and rfc2136 blocks
+// need a region or a nameserver, so the CEL rules on the spec make the user
+// write the block, whose key defaults then apply. TenantGatewaySpec.EffectiveDNS01
+// applies the same defaults in Go for objects that did not come through the
+// API server.
 type DNS01 struct {
 	// Provider of the DNS zone.
 	// +kubebuilder:default=cloudflare
 	// +optional
 	Provider DNS01Provider `json:"provider,omitempty"`
 
+	// Cloudflare: an API token in a Secret of this namespace.
+	// +kubebuilder:default={}
 	// +optional
 	Cloudflare *Cloudflare `json:"cloudflare,omitempty"`
+	// Route53: region required; an access key in a Secret, or ambient
+	// credentials (IRSA, instance profile) when secretName is empty.
 	// +optional
 	Route53 *Route53 `json:"route53,omitempty"`
+	// DigitalOcean: an API token in a Secret of this namespace.
+	// +kubebuilder:default={}
 	// +optional
 	DigitalOcean *DigitalOcean `json:"digitalocean,omitempty"`
+	// RFC2136: nameserver, TSIG key name and the Secret with the TSIG key
+	// required.
 	// +optional
 	RFC2136 *RFC2136 `json:"rfc2136,omitempty"`
 }
@@ -173,6 +211,8 @@ type Cloudflare struct {
 }
 
 // Route53 uses IRSA / an instance profile, or an access key in a Secret.
+// Ambient credentials on a namespaced Issuer need cert-manager's
+// --issuer-ambient-credentials flag.
 type Route53 struct {
 	// Region of the hosted zone (required with provider route53).
 	// +optional
@@ -195,9 +235,11 @@ type Route53 struct {
 
 // DigitalOcean holds an API token.
 type DigitalOcean struct {
+	// SecretName of the Secret with the API token.
 	// +kubebuilder:default=digitalocean-api-token-secret
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
+	// SecretKey of the token in that Secret.
 	// +kubebuilder:default=access-token
 	// +optional
 	SecretKey string `json:"secretKey,omitempty"`
@@ -226,20 +268,24 @@ type RFC2136 struct {
 
 // TenantGatewayStatus is the observed state.
 type TenantGatewayStatus struct {
+	// ObservedGeneration is the generation gateway-listeners last
+	// summarised into Ready.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: one per gateway controller, and Ready summarising them
-	// all (see conditions.go).
+	// all. Types, owners and reasons are listed in conditions.go.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Listeners of the Gateway, as the gateway-listeners controller sees them.
+	// Listeners of the Gateway, as gateway-listeners last computed and
+	// observed them.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
 	Listeners []ListenerStatus `json:"listeners,omitempty"`
 }
 
@@ -252,7 +298,8 @@ type ListenerStatus struct {
 	Hostname string `json:"hostname,omitempty"`
 	// Ready is true when the Gateway reports the listener Programmed.
 	Ready bool `json:"ready"`
-	// CertificateName is the Secret the listener serves.
+	// CertificateName is the Secret the listener serves (for the HTTP-01
+	// and DNS-01 modes also the name of the Certificate that fills it).
 	// +optional
 	CertificateName string `json:"certificateName,omitempty"`
 	// Reason for a listener that is not ready.

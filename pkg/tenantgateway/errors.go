@@ -1,0 +1,70 @@
+package tenantgateway
+
+import (
+	"errors"
+	"fmt"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+)
+
+// The errors of this package all mean "stalled": the TenantGateway's spec
+// (or what routes and namespaces ask of it) must change; retrying will not
+// help. Each carries the condition reason to report (see ReasonOf), so a
+// controller can wrap it with reconcileerr.Stalled(reason, err), apply
+// nothing, and say why.
+
+// MaxListeners is the most listeners Gateway API allows on one Gateway.
+const MaxListeners = 64
+
+// TooManyListenersError: the desired Gateway needs more than MaxListeners
+// listeners. Nothing should be applied.
+type TooManyListenersError struct {
+	Count    int
+	CertMode gatewayv1alpha1.CertMode
+}
+
+func (e *TooManyListenersError) Error() string {
+	msg := fmt.Sprintf("the Gateway would need %d listeners, more than the %d Gateway API allows; nothing was applied", e.Count, MaxListeners)
+	if e.CertMode == gatewayv1alpha1.CertModeHTTP01 {
+		return msg + ": certMode http01 adds one listener per published hostname, switch to certMode dns01 to serve every hostname under the apex from one wildcard listener"
+	}
+	return msg + ": every inheriting child apex and every tlsPassthroughServices entry adds one listener, reduce them or give a child tenant its own gateway"
+}
+
+// Reason is the condition reason to report.
+func (e *TooManyListenersError) Reason() string { return gatewayv1alpha1.ReasonTooManyListeners }
+
+// UnknownIssuerError: spec.issuerName names no ACME directory this package
+// knows.
+type UnknownIssuerError struct {
+	Name string
+}
+
+func (e *UnknownIssuerError) Error() string {
+	return fmt.Sprintf("unknown issuerName %q: use %s or %s", e.Name, gatewayv1alpha1.IssuerLetsEncryptProd, gatewayv1alpha1.IssuerLetsEncryptStage)
+}
+
+// Reason is the condition reason to report.
+func (e *UnknownIssuerError) Reason() string { return gatewayv1alpha1.ReasonUnknownIssuer }
+
+// SpecError: a field of the spec cannot be turned into objects (the CRD's
+// validation normally rejects it first). Field is the JSON path.
+type SpecError struct {
+	Field   string
+	Message string
+}
+
+func (e *SpecError) Error() string { return fmt.Sprintf("spec.%s: %s", e.Field, e.Message) }
+
+// Reason is the condition reason to report.
+func (e *SpecError) Reason() string { return gatewayv1alpha1.ReasonInvalidSpec }
+
+// ReasonOf returns the condition reason carried by an error of this package
+// anywhere in err's chain.
+func ReasonOf(err error) (string, bool) {
+	var r interface{ Reason() string }
+	if errors.As(err, &r) {
+		return r.Reason(), true
+	}
+	return "", false
+}

@@ -1,0 +1,124 @@
+package tenantgateway
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// Fixed listener names.
+const (
+	// ListenerHTTP is the plain-HTTP listener on port 80 (ACME HTTP-01
+	// challenges and the redirect route), in every mode.
+	ListenerHTTP = "http"
+	// ListenerHTTPS serves *.<apex> in the wildcard modes.
+	ListenerHTTPS = "https"
+	// ListenerHTTPSApex serves <apex> in the wildcard modes.
+	ListenerHTTPSApex = "https-apex"
+)
+
+// Prefixes of the generated listener names.
+const (
+	perHostListenerPrefix     = "https-"
+	childListenerPrefix       = "https-child-"
+	passthroughListenerPrefix = "tls-"
+)
+
+// hashLen is the number of hex characters of HostnameHash.
+const hashLen = 8
+
+// maxLabelPart bounds the first-label part of the generated names so that the
+// longest listener name, https-child-<part>-<8hex>, is a DNS-1123 label of at
+// most 63 characters.
+const maxLabelPart = 63 - len(childListenerPrefix) - 1 - hashLen
+
+// MaxPassthroughService is the longest service name whose listener name,
+// tls-<service>, is still a DNS-1123 label.
+const MaxPassthroughService = 63 - len(passthroughListenerPrefix)
+
+// HostnameHash returns the first 8 hex characters (32 bits) of the SHA-256 of
+// the lower-cased hostname. It tells apart hostnames that share a first
+// label (harbor.foo.example.org, harbor.alice.example.org).
+func HostnameHash(hostname string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(hostname)))
+	return hex.EncodeToString(sum[:])[:hashLen]
+}
+
+// firstLabelPart returns the first label of hostname made safe for a DNS-1123
+// label: lower-cased, every character other than [a-z0-9-] replaced by '-',
+// hyphens trimmed from both ends, cut to maxLabelPart characters. It may be
+// empty (e.g. for "*.example.org"); the callers then leave it out.
+func firstLabelPart(hostname string) string {
+	label, _, _ := strings.Cut(strings.ToLower(hostname), ".")
+	b := []byte(label)
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	part := strings.Trim(string(b), "-")
+	if len(part) > maxLabelPart {
+		part = strings.TrimRight(part[:maxLabelPart], "-")
+	}
+	return part
+}
+
+// hashedName returns prefix + "<first-label>-<8hex>" + suffix, or
+// prefix + "<8hex>" + suffix when the first label has nothing usable.
+func hashedName(prefix, hostname, suffix string) string {
+	if part := firstLabelPart(hostname); part != "" {
+		return prefix + part + "-" + HostnameHash(hostname) + suffix
+	}
+	return prefix + HostnameHash(hostname) + suffix
+}
+
+// PerHostListenerName is the HTTP-01 listener for one route hostname:
+// https-<first-label>-<8hex>.
+func PerHostListenerName(hostname string) string {
+	return hashedName(perHostListenerPrefix, hostname, "")
+}
+
+// ChildListenerName is the wildcard-mode listener for an inheriting child
+// apex (hostname *.<child apex>): https-child-<first-label>-<8hex>, both taken
+// from the child apex.
+func ChildListenerName(childApex string) string {
+	return hashedName(childListenerPrefix, childApex, "")
+}
+
+// PassthroughListenerName is the TLS passthrough listener of a service:
+// tls-<service>. The service must be a DNS-1123 label of at most
+// MaxPassthroughService characters (the CRD enforces it; DesiredListeners
+// checks it again).
+func PassthroughListenerName(service string) string {
+	return passthroughListenerPrefix + service
+}
+
+// PassthroughHostname is the hostname of a service's passthrough listener:
+// <service>.<apex>.
+func PassthroughHostname(service, apex string) string {
+	return service + "." + apex
+}
+
+// GatewayName is the Gateway derived from the TenantGateway tgw: its own name.
+func GatewayName(tgw string) string { return tgw }
+
+// IssuerName is the per-tenant cert-manager Issuer: <tgw>-gateway.
+func IssuerName(tgw string) string { return tgw + "-gateway" }
+
+// ACMEAccountSecretName holds the Issuer's ACME account key:
+// <tgw>-acme-account.
+func ACMEAccountSecretName(tgw string) string { return tgw + "-acme-account" }
+
+// PerListenerCertificateName is the HTTP-01 Certificate (and its Secret) for
+// one hostname: <tgw>-<first-label>-<8hex>-tls.
+func PerListenerCertificateName(tgw, hostname string) string {
+	return hashedName(tgw+"-", hostname, "-tls")
+}
+
+// WildcardCertificateName is the DNS-01 Certificate (and its Secret):
+// <tgw>-gateway-tls.
+func WildcardCertificateName(tgw string) string { return tgw + "-gateway-tls" }
+
+// RedirectRouteName is the HTTP-to-HTTPS redirect HTTPRoute:
+// <tgw>-http-redirect.
+func RedirectRouteName(tgw string) string { return tgw + "-http-redirect" }

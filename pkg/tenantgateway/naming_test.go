@@ -1,0 +1,108 @@
+package tenantgateway
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// The hashes are pinned (computed with `echo -n host | sha256sum | cut -c1-8`):
+// changing them renames every listener and certificate of every tenant and
+// re-issues every certificate.
+func TestHostnameHash(t *testing.T) {
+	tests := []struct{ host, want string }{
+		{"harbor.example.org", "91fb3185"},
+		{"HARBOR.Example.org", "91fb3185"},
+		{"harbor.alice.example.org", "45348fe9"},
+		{"alice.example.org", "cf290f3a"},
+	}
+	for _, tt := range tests {
+		if got := HostnameHash(tt.host); got != tt.want {
+			t.Errorf("HostnameHash(%q) = %q, want %q", tt.host, got, tt.want)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	long := strings.Repeat("a", 63)
+	tests := []struct{ name, got, want string }{
+		{"per-host listener", PerHostListenerName("harbor.example.org"), "https-harbor-91fb3185"},
+		{"per-host listener, upper case", PerHostListenerName("HARBOR.Example.org"), "https-harbor-91fb3185"},
+		{"same first label, other host", PerHostListenerName("harbor.alice.example.org"), "https-harbor-45348fe9"},
+		{"child listener", ChildListenerName("alice.example.org"), "https-child-alice-cf290f3a"},
+		{"per-host listener, long first label cut to 42", PerHostListenerName(long + ".example.org"), "https-" + strings.Repeat("a", 42) + "-" + HostnameHash(long+".example.org")},
+		{"child listener, long first label cut to 42", ChildListenerName(long + ".example.org"), "https-child-" + strings.Repeat("a", 42) + "-" + HostnameHash(long+".example.org")},
+		{"cut ending on a hyphen drops it", PerHostListenerName(strings.Repeat("a", 41) + "-b.example.org"), "https-" + strings.Repeat("a", 41) + "-" + HostnameHash(strings.Repeat("a", 41)+"-b.example.org")},
+		{"odd characters become hyphens", PerHostListenerName("my_app.example.org"), "https-my-app-" + HostnameHash("my_app.example.org")},
+		{"nothing usable leaves the label out", PerHostListenerName("*.example.org"), "https-" + HostnameHash("*.example.org")},
+		{"passthrough listener", PassthroughListenerName("vm-exportproxy"), "tls-vm-exportproxy"},
+		{"passthrough hostname", PassthroughHostname("api", "example.org"), "api.example.org"},
+		{"gateway", GatewayName("cozystack"), "cozystack"},
+		{"issuer", IssuerName("cozystack"), "cozystack-gateway"},
+		{"acme account", ACMEAccountSecretName("cozystack"), "cozystack-acme-account"},
+		{"per-listener certificate", PerListenerCertificateName("cozystack", "harbor.example.org"), "cozystack-harbor-91fb3185-tls"},
+		{"per-listener certificate, upper case", PerListenerCertificateName("cozystack", "Harbor.EXAMPLE.org"), "cozystack-harbor-91fb3185-tls"},
+		{"wildcard certificate", WildcardCertificateName("cozystack"), "cozystack-gateway-tls"},
+		{"redirect route", RedirectRouteName("cozystack"), "cozystack-http-redirect"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %q, want %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+// Whatever the hostname, the listener names are DNS-1123 labels (hence valid
+// SectionNames) and the certificate names valid object names.
+func TestGeneratedNamesAreValid(t *testing.T) {
+	hosts := []string{
+		"harbor.example.org",
+		strings.Repeat("x", 63) + ".example.org",
+		strings.Repeat("x", 200),
+		"-leading-and-trailing-.example.org",
+		"UPPER.example.org",
+		"*.example.org",
+		"*",
+		"",
+		".",
+		"ünïcode.example.org",
+		"a_b.c",
+		strings.Repeat("-", 70) + "a",
+		"a" + strings.Repeat("-", 60) + "b.example.org",
+	}
+	for _, h := range hosts {
+		assertValidNames(t, h)
+	}
+}
+
+func FuzzGeneratedNamesAreValid(f *testing.F) {
+	for _, h := range []string{"harbor.example.org", "*.x", "", strings.Repeat("a-", 40)} {
+		f.Add(h)
+	}
+	f.Fuzz(assertValidNames)
+}
+
+func assertValidNames(t *testing.T, host string) {
+	t.Helper()
+	for _, n := range []string{PerHostListenerName(host), ChildListenerName(host)} {
+		if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
+			t.Errorf("listener name %q for %q: %v", n, host, errs)
+		}
+	}
+	// The longest TenantGateway name the CRD admits: the Certificate and
+	// its Secret still get a valid object name (a DNS-1123 subdomain).
+	tgw := strings.Repeat("t", 63)
+	if n := PerListenerCertificateName(tgw, host); len(validation.IsDNS1123Subdomain(n)) > 0 {
+		t.Errorf("certificate name %q for %q: %v", n, host, validation.IsDNS1123Subdomain(n))
+	}
+}
+
+// The longest name fits exactly: https-child- (12) + 42 + "-" + 8 = 63.
+func TestLongestListenerNameIs63(t *testing.T) {
+	if n := ChildListenerName(strings.Repeat("z", 63) + ".example.org"); len(n) != 63 {
+		t.Fatalf("len(%q) = %d, want 63", n, len(n))
+	}
+}
