@@ -36,8 +36,12 @@ mkdir -p "${E2E}"
 "${ROOT}/hack/controllers.sh" build
 # Every controller runs as its chart's ServiceAccount, with only its chart's
 # RBAC: a missing verb fails the suite.
-"${ROOT}/hack/rbac.sh" "${E2E}"
-"${ROOT}/hack/controllers.sh" start "${E2E}"
+# shellcheck disable=SC2086
+"${ROOT}/hack/rbac.sh" "${E2E}" ${E2E_CONTROLLERS:-}
+# E2E_CONTROLLERS="a b" runs only those controllers (a controller's scenarios
+# must pass without the others).
+# shellcheck disable=SC2086
+"${ROOT}/hack/controllers.sh" start "${E2E}" ${E2E_CONTROLLERS:-}
 
 dirs=("$@")
 [[ ${#dirs[@]} -gt 0 ]] || dirs=("${ROOT}/tests/chainsaw")
