@@ -21,3 +21,8 @@ GOWORK=off controller-gen crd:maxDescLen=0 paths=./tofu/... output:crd:dir=./crd
 
 # Typed Go per kind for the example definitions and the generator's test kinds.
 "${ROOT}/gen/generate.sh" "${TREE}"
+
+# The crds chart ships our CRDs as generated (not the Terraform mirror, which
+# only stands in for tofu-controller's own CRD in tests).
+mkdir -p "${TREE}/charts/crds/files"
+cp "${TREE}/api/crds/cozystack.io_applicationdefinitions.yaml" "${TREE}/api/crds/gateway.cozystack.io_tenantgateways.yaml" "${TREE}/charts/crds/files/"

@@ -24,7 +24,7 @@ kubectl get namespace "${NS}" >/dev/null 2>&1 || kubectl create namespace "${NS}
 server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 ca=$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority}')
 for n in "${names[@]}"; do
-  helm template "${n}" "${ROOT}/charts/${n}" --namespace "${NS}" \
+  helm template cozystack "${ROOT}/charts/${n}" --namespace "${NS}" \
     --show-only templates/serviceaccount.yaml --show-only templates/clusterrole.yaml \
     --show-only templates/leader-election.yaml | kubectl apply --server-side -f - >/dev/null
   sa="cozystack-${n}"

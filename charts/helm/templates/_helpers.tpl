@@ -1,5 +1,6 @@
+{{/* Objects are named <release>-<chart>: release "cozystack" gives cozystack-helm. */}}
 {{- define "ctrl.name" -}}
-{{- printf "cozystack-%s" .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "ctrl.labels" -}}
