@@ -166,6 +166,7 @@ func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	prev := r.defs.set(def)
+	servedKinds.WithLabelValues(r.Name).Set(float64(len(r.watches.Watched()) - 1)) // minus the backing objects' kind
 	if prev == nil || definitionChanged(prev.Object, obj) {
 		// A new watch delivers every existing instance by itself; a changed
 		// definition needs them all enqueued again.
@@ -190,7 +191,11 @@ func (r *Reconciler) forget(ctx context.Context, name string) error {
 	if prev == nil || r.defs.servesKind(prev.GVK) {
 		return nil
 	}
-	return r.watches.Unwatch(ctx, prev.GVK)
+	if err := r.watches.Unwatch(ctx, prev.GVK); err != nil {
+		return err
+	}
+	servedKinds.WithLabelValues(r.Name).Set(float64(len(r.watches.Watched()) - 1))
+	return nil
 }
 
 func (r *Reconciler) enqueueAll(ctx context.Context, gvk schema.GroupVersionKind) (int, error) {
@@ -298,6 +303,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 	}
 	owner := ownerOf(inst)
 	if err := ownership.Check(desired.GetKind(), live, owner); err != nil {
+		takeoverRefusalsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
 		r.event(inst, "Warning", EventTakeoverRefused, "Guard", err.Error())
 		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonBackingObjectNotOwned, err)
 	}
@@ -311,6 +317,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 	}
 	kind, name := desired.GetKind(), desired.GetName()
 	if res != ssa.Unchanged {
+		writesTotal.WithLabelValues(r.Name, inst.GetKind(), res.String()).Inc()
 		// Apply decoded the API server's answer into desired: the object as
 		// it now is, so the status projected below is already current.
 		live = desired

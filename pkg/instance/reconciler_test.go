@@ -31,6 +31,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 	"github.com/cozyplane/cozyplane/pkg/testenv"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // configMapBackend is a test backend whose backing objects are ConfigMaps:
@@ -310,6 +311,9 @@ spec:
 			}
 			return nil
 		})
+		if n := testutil.ToFloat64(takeoverRefusalsTotal.WithLabelValues("cozystack-test", "Widget")); n < 1 {
+			t.Fatalf("cozystack_takeover_refusals_total = %v, want at least 1", n)
+		}
 		cm, err := getCM("w-two")
 		must(err)
 		if len(cm.GetOwnerReferences()) != 0 || cm.GetLabels() != nil || cm.Object["data"].(map[string]any)["mine"] != "yes" || len(cm.Object["data"].(map[string]any)) != 1 {
@@ -335,6 +339,18 @@ spec:
 			}
 			return nil
 		})
+	})
+
+	t.Run("writes are counted", func(t *testing.T) {
+		if n := testutil.ToFloat64(writesTotal.WithLabelValues("cozystack-test", "Widget", "created")); n < 1 {
+			t.Fatalf("created = %v, want at least 1", n)
+		}
+		if n := testutil.ToFloat64(writesTotal.WithLabelValues("cozystack-test", "Widget", "corrected")); n < 1 {
+			t.Fatalf("corrected = %v, want at least 1 (the drift test)", n)
+		}
+		if n := testutil.ToFloat64(servedKinds.WithLabelValues("cozystack-test")); n != 1 {
+			t.Fatalf("served kinds = %v, want 1", n)
+		}
 	})
 
 	t.Run("a settled system writes nothing", func(t *testing.T) {

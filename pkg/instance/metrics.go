@@ -1,0 +1,35 @@
+package instance
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metrics of the backend controllers, served with controller-runtime's on
+// the metrics endpoint.
+var (
+	// writesTotal counts backing-object applies by outcome: created, updated
+	// (the desired state changed) or corrected (someone else changed our
+	// fields). A settled system adds nothing.
+	writesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cozystack_backing_object_writes_total",
+		Help: "Backing objects written, by controller, kind of the instance and outcome (created, updated, corrected).",
+	}, []string{"controller", "kind", "outcome"})
+
+	// takeoverRefusalsTotal counts reconciles that found an object with the
+	// derived name that the instance does not control.
+	takeoverRefusalsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cozystack_takeover_refusals_total",
+		Help: "Reconciles that left a foreign object with a backing object's name untouched, by controller and kind.",
+	}, []string{"controller", "kind"})
+
+	// servedKinds is the number of kinds a backend controller watches.
+	servedKinds = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "cozystack_served_kinds",
+		Help: "User-facing kinds a backend controller currently serves.",
+	}, []string{"controller"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(writesTotal, takeoverRefusalsTotal, servedKinds)
+}
