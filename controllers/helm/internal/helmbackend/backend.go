@@ -123,7 +123,7 @@ func (b Backend) Build(def *instance.Definition, inst, _ *unstructured.Unstructu
 	if err != nil {
 		return nil, err
 	}
-	pruneZero(m)
+	instance.Prune(m, "values")
 	return &unstructured.Unstructured{Object: map[string]any{"spec": m}}, nil
 }
 

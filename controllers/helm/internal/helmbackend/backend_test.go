@@ -8,37 +8,14 @@ import (
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
-	"github.com/cozyplane/cozyplane/pkg/instance"
+	"github.com/cozyplane/cozyplane/pkg/instance/instancetest"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
-
-func definition(t *testing.T, y string) *instance.Definition {
-	t.Helper()
-	obj := &cozyv1alpha1.ApplicationDefinition{}
-	if err := yaml.UnmarshalStrict([]byte(y), obj); err != nil {
-		t.Fatal(err)
-	}
-	def, err := instance.Resolve(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return def
-}
-
-func object(t *testing.T, y string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 const legacyDef = `
 apiVersion: cozystack.io/v1alpha1
@@ -64,12 +41,12 @@ spec:
 `
 
 func TestBuildLegacyDefinition(t *testing.T) {
-	def := definition(t, legacyDef)
-	got, err := Backend{}.Build(def, object(t, instanceYAML), nil)
+	def := instancetest.Definition(t, legacyDef)
+	got, err := Backend{}.Build(def, instancetest.Object(t, instanceYAML), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := object(t, `
+	want := instancetest.Object(t, `
 spec:
   chartRef: {kind: ExternalArtifact, name: postgres-chart, namespace: cozy-system}
   interval: 5m0s
@@ -87,31 +64,19 @@ spec:
     size: 10Gi
     users: {app: {readonly: false}}
 `)
-	if diff := cmp.Diff(want.Object, normalise(t, got.Object)); diff != "" {
+	if diff := cmp.Diff(want.Object, instancetest.Normalise(t, got.Object)); diff != "" {
 		t.Fatalf("HelmRelease spec (-want +got):\n%s", diff)
 	}
-	if name := (Backend{}).TargetName(def, object(t, instanceYAML)); name != "postgres-db" {
+	if name := (Backend{}).TargetName(def, instancetest.Object(t, instanceYAML)); name != "postgres-db" {
 		t.Fatalf("TargetName = %q", name)
 	}
 }
 
 // normalise round-trips through YAML so numbers and durations compare as the
 // API server would store them.
-func normalise(t *testing.T, m map[string]any) map[string]any {
-	t.Helper()
-	b, err := yaml.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]any{}
-	if err := yaml.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func TestBuildBackendFormWithAnnotations(t *testing.T) {
-	def := definition(t, `
+	def := instancetest.Definition(t, `
 apiVersion: cozystack.io/v1alpha1
 kind: ApplicationDefinition
 metadata:
@@ -133,7 +98,7 @@ spec:
         kind: Kafka
         current: status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True')
 `)
-	got, err := Backend{}.Build(def, object(t, `{apiVersion: apps.cozystack.io/v1alpha1, kind: Kafka, metadata: {name: k, namespace: t}, spec: {}}`), nil)
+	got, err := Backend{}.Build(def, instancetest.Object(t, `{apiVersion: apps.cozystack.io/v1alpha1, kind: Kafka, metadata: {name: k, namespace: t}, spec: {}}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,9 +130,9 @@ spec:
 }
 
 func TestBuildRejectsBadTimeout(t *testing.T) {
-	def := definition(t, legacyDef)
+	def := instancetest.Definition(t, legacyDef)
 	def.Object.Annotations = map[string]string{cozyv1alpha1.AnnotationHelmInstallTimeout: "ten minutes"}
-	_, err := Backend{}.Build(def, object(t, instanceYAML), nil)
+	_, err := Backend{}.Build(def, instancetest.Object(t, instanceYAML), nil)
 	s, ok := reconcileerr.AsStalled(err)
 	if !ok || s.Reason != ReasonInvalidTimeout || !strings.Contains(err.Error(), "release.cozystack.io/helm-install-timeout") {
 		t.Fatalf("error = %v, want a stalled error naming the annotation", err)

@@ -127,7 +127,7 @@ func (Backend) Build(def *instance.Definition, inst, live *unstructured.Unstruct
 	if err != nil {
 		return nil, err
 	}
-	prune(m)
+	instance.Prune(m, "vars")
 	// destroyResourcesOnDeletion is owned explicitly, false included, so a
 	// definition that stops destroying turns it off on every Terraform.
 	m["destroyResourcesOnDeletion"] = tb.DestroyResourcesOnDeletion
@@ -286,34 +286,5 @@ func Project(tf *tfv1alpha2.Terraform, approval string, h conditions.Holder, sta
 		conditions.MarkNotReady(h, ready.Reason, ready.Message)
 	default:
 		conditions.MarkReconciling(h, ready.Reason, ready.Message)
-	}
-}
-
-// prune drops the empty values a typed struct leaves when converted, so the
-// applied intent holds only fields we mean to own. Vars values are kept as
-// written.
-func prune(m map[string]any) {
-	for k, v := range m {
-		switch x := v.(type) {
-		case nil:
-			delete(m, k)
-		case string:
-			if x == "" {
-				delete(m, k)
-			}
-		case bool:
-			if !x {
-				delete(m, k)
-			}
-		case map[string]any:
-			prune(x)
-			if len(x) == 0 {
-				delete(m, k)
-			}
-		case []any:
-			if len(x) == 0 {
-				delete(m, k)
-			}
-		}
 	}
 }

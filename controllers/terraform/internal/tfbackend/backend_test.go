@@ -13,31 +13,9 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
-	"github.com/cozyplane/cozyplane/pkg/instance"
+	"github.com/cozyplane/cozyplane/pkg/instance/instancetest"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
-
-func definition(t *testing.T, y string) *instance.Definition {
-	t.Helper()
-	obj := &cozyv1alpha1.ApplicationDefinition{}
-	if err := yaml.UnmarshalStrict([]byte(y), obj); err != nil {
-		t.Fatal(err)
-	}
-	def, err := instance.Resolve(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return def
-}
-
-func object(t *testing.T, y string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 const vpcDef = `
 metadata: {name: vpc}
@@ -75,11 +53,11 @@ spec:
 `
 
 func TestBuild(t *testing.T) {
-	got, err := Backend{}.Build(definition(t, vpcDef), object(t, vpcInstance), nil)
+	got, err := Backend{}.Build(instancetest.Definition(t, vpcDef), instancetest.Object(t, vpcInstance), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := object(t, `
+	want := instancetest.Object(t, `
 spec:
   sourceRef: {kind: GitRepository, name: infra-modules, namespace: cozy-system}
   path: ./vpc
@@ -100,7 +78,7 @@ spec:
   - {name: nat_count, value: 2}
   - {name: tags, value: {env: prod, team: net}}
 `)
-	if diff := cmp.Diff(want.Object, normalise(t, got.Object)); diff != "" {
+	if diff := cmp.Diff(want.Object, instancetest.Normalise(t, got.Object)); diff != "" {
 		t.Fatalf("Terraform spec (-want +got):\n%s", diff)
 	}
 	tf := &tfv1alpha2.Terraform{}
@@ -108,29 +86,16 @@ spec:
 	if err := yaml.UnmarshalStrict(b, tf); err != nil {
 		t.Fatalf("not a Terraform object: %v", err)
 	}
-	if name := (Backend{}).TargetName(definition(t, vpcDef), object(t, vpcInstance)); name != "vpc-prod" {
+	if name := (Backend{}).TargetName(instancetest.Definition(t, vpcDef), instancetest.Object(t, vpcInstance)); name != "vpc-prod" {
 		t.Fatalf("TargetName = %q", name)
 	}
-	if f := (Backend{}).Finalizer(definition(t, vpcDef)); f != appsv1alpha1.FinalizerDestroy {
+	if f := (Backend{}).Finalizer(instancetest.Definition(t, vpcDef)); f != appsv1alpha1.FinalizerDestroy {
 		t.Fatalf("Finalizer = %q", f)
 	}
 }
 
-func normalise(t *testing.T, m map[string]any) map[string]any {
-	t.Helper()
-	b, err := yaml.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]any{}
-	if err := yaml.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestBuildDefaultsAndErrors(t *testing.T) {
-	minimal := definition(t, `
+	minimal := instancetest.Definition(t, `
 metadata: {name: dns}
 spec:
   application: {kind: DNSZone, plural: dnszones, singular: dnszone, openAPISchema: '{}'}
@@ -140,7 +105,7 @@ spec:
       sourceRef: {kind: OCIRepository, name: dns}
       approvePlan: auto
 `)
-	got, err := Backend{}.Build(minimal, object(t, `{kind: DNSZone, metadata: {name: z, namespace: t}, spec: {zone: example.org}}`), nil)
+	got, err := Backend{}.Build(minimal, instancetest.Object(t, `{kind: DNSZone, metadata: {name: z, namespace: t}, spec: {zone: example.org}}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +117,14 @@ spec:
 		t.Fatalf("Finalizer = %q for a definition that does not destroy", f)
 	}
 
-	_, err = Backend{}.Build(minimal, object(t, `{kind: DNSZone, metadata: {name: z, namespace: t}, spec: {zone: x, Bad-Key: 1}}`), nil)
+	_, err = Backend{}.Build(minimal, instancetest.Object(t, `{kind: DNSZone, metadata: {name: z, namespace: t}, spec: {zone: x, Bad-Key: 1}}`), nil)
 	if s, ok := reconcileerr.AsStalled(err); !ok || s.Reason != appsv1alpha1.ReasonInvalidSpec || !strings.Contains(err.Error(), `"Bad-Key"`) {
 		t.Fatalf("error = %v, want a stalled error naming the key", err)
 	}
 
-	bad := definition(t, vpcDef)
+	bad := instancetest.Definition(t, vpcDef)
 	bad.Backend.Terraform.WriteOutputsToSecret.Name = "{{ .nope }}-outputs"
-	_, err = Backend{}.Build(bad, object(t, vpcInstance), nil)
+	_, err = Backend{}.Build(bad, instancetest.Object(t, vpcInstance), nil)
 	if s, ok := reconcileerr.AsStalled(err); !ok || !strings.Contains(err.Error(), "writeOutputsToSecret.name") {
 		t.Fatalf("error = %v (%v), want a stalled error about the outputs secret template", err, s)
 	}
