@@ -67,6 +67,10 @@ dev-down: ## Stop everything dev-up started.
 dev: ## dev-up, follow the logs, dev-down on Ctrl-C.
 	hack/dev.sh run
 
+.PHONY: bench
+bench: tools ## Measure the Helm backend against the performance budget (N=2000 instances; make bench N=10000).
+	hack/bench.sh $(or $(N),2000)
+
 .PHONY: build
 build: ## Build every controller into .cache/bin.
 	hack/controllers.sh build
