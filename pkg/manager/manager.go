@@ -157,7 +157,12 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionID:              o.Name + ".cozystack.io",
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{SyncPeriod: &resync},
+		Cache: cache.Options{
+			SyncPeriod: &resync,
+			// managedFields are often the largest part of an object and no
+			// controller here reads them from the cache.
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
 		// Reads of unstructured objects (the runtime-defined kinds and the
 		// backing objects) come from the cache like typed ones; without this
 		// every such read would go to the API server.
