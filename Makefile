@@ -47,12 +47,12 @@ e2e: tools ## The chainsaw suite on a freshly started local control plane, torn 
 
 .PHONY: test
 test: ## Everything CI runs: unit tests, generated-code verification, the e2e suite; ends with the counts.
-	@mkdir -p $(REPORTS); rm -f $(REPORTS)/* $(CACHE)/chainsaw-report.json
+	@mkdir -p $(REPORTS); rm -f $(REPORTS)/* $(CACHE)/chainsaw-report*.json
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \
 	$(MAKE) --no-print-directory verify && echo pass > $(REPORTS)/verify.status || { echo fail > $(REPORTS)/verify.status; status=1; }; \
 	$(MAKE) --no-print-directory e2e || status=1; \
-	hack/testsum.sh summary $(REPORTS) $(CACHE)/chainsaw-report.json || status=1; \
+	hack/testsum.sh summary $(REPORTS) $(CACHE)/chainsaw-report*.json || status=1; \
 	exit $$status
 
 .PHONY: dev-up

@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Runs the chainsaw e2e suite against a freshly started local control plane
-# with every controller running, then tears everything down.
+# with the controllers running, then tears everything down.
 #
-#   hack/e2e.sh [chainsaw test dir...]   (default: tests/chainsaw)
+#   hack/e2e.sh                      the whole suite
+#   hack/e2e.sh DIR...               only these test directories
+#
+# A top-level directory of tests/chainsaw holding a `.controllers` file is a
+# single-controller suite: its scenarios prove that the controllers listed in
+# that file work on their own, so the whole-suite run gives each such
+# directory a fresh control plane with only those controllers running. Every
+# other directory runs on one control plane with every controller.
+# E2E_CONTROLLERS="a b" overrides the controllers of a run with DIR arguments.
 #
 # The suite is cluster-agnostic: it only needs a kubeconfig and running
 # controllers, so the same tests run here and on a kind cluster.
@@ -10,6 +18,7 @@ source "$(dirname "$0")/lib.sh"
 E2E="${CACHE}/e2e"
 export PORT_BASE=${E2E_PORT_BASE:-21000}
 export CONTROLLER_PORT_BASE=${E2E_CONTROLLER_PORT_BASE:-21600}
+SUITE="${ROOT}/tests/chainsaw"
 
 # One e2e run at a time per checkout: the runs share ports and .cache/e2e.
 exec 9>"${CACHE}/e2e.lock"
@@ -28,34 +37,58 @@ trap cleanup EXIT
 "${ROOT}/hack/tools.sh" chainsaw
 while IFS= read -r f; do
   chainsaw lint test -f "${f}" >/dev/null 2>"${CACHE}/lint.err" || { cat "${CACHE}/lint.err" >&2; die "invalid chainsaw test ${f}"; }
-done < <(find "${ROOT}/tests/chainsaw" -name chainsaw-test.yaml | sort)
-
-rm -rf "${E2E}"
-mkdir -p "${E2E}"
-"${ROOT}/hack/cluster.sh" up "${E2E}"
+done < <(find "${SUITE}" -name chainsaw-test.yaml | sort)
 "${ROOT}/hack/controllers.sh" build
-# Every controller runs as its chart's ServiceAccount, with only its chart's
-# RBAC: a missing verb fails the suite.
-# shellcheck disable=SC2086
-"${ROOT}/hack/rbac.sh" "${E2E}" ${E2E_CONTROLLERS:-}
-# E2E_CONTROLLERS="a b" runs only those controllers (a controller's scenarios
-# must pass without the others).
-# shellcheck disable=SC2086
-"${ROOT}/hack/controllers.sh" start "${E2E}" ${E2E_CONTROLLERS:-}
 
-dirs=("$@")
-[[ ${#dirs[@]} -gt 0 ]] || dirs=("${ROOT}/tests/chainsaw")
+# run REPORT CONTROLLERS DIR...: one control plane, CONTROLLERS (a
+# space-separated list; empty: all) running as their charts' identities,
+# chainsaw over DIRs, report in .cache/REPORT.json.
+run() {
+  local report=$1 controllers=$2; shift 2
+  rm -rf "${E2E}"
+  mkdir -p "${E2E}"
+  "${ROOT}/hack/cluster.sh" up "${E2E}"
+  # Every controller runs as its chart's ServiceAccount, with only its
+  # chart's RBAC: a missing verb fails the suite.
+  # shellcheck disable=SC2086
+  "${ROOT}/hack/rbac.sh" "${E2E}" ${controllers}
+  # shellcheck disable=SC2086
+  "${ROOT}/hack/controllers.sh" start "${E2E}" ${controllers}
+  log "chainsaw: ${*#"${ROOT}/"} with controllers: ${controllers:-all}"
+  local status=0
+  # chainsaw and the kubectl in test scripts read KUBECONFIG; the catch
+  # blocks read controller logs from COZY_LOG_DIR.
+  KUBECONFIG="${E2E}/kubeconfig" COZY_LOG_DIR="${E2E}" \
+    chainsaw test --no-color --config "${SUITE}/.chainsaw.yaml" \
+    --report-format JSON --report-path "${CACHE}" --report-name "${report}" \
+    "$@" || status=$?
+  if [[ ${status} -ne 0 ]]; then
+    local f
+    for f in "${E2E}"/*.log; do
+      case "$(basename "${f}")" in etcd.log|kube-apiserver.log|kube-controller-manager.log) continue ;; esac
+      echo "---- last lines of $(basename "${f}")"; tail -n 40 "${f}"
+    done
+  fi
+  "${ROOT}/hack/controllers.sh" stop "${E2E}" || true
+  "${ROOT}/hack/cluster.sh" down "${E2E}" || true
+  return ${status}
+}
+
+rm -f "${CACHE}"/chainsaw-report*.json
 status=0
-# chainsaw and the kubectl in test scripts read KUBECONFIG; the catch blocks
-# read controller logs from COZY_LOG_DIR.
-export KUBECONFIG="${E2E}/kubeconfig" COZY_LOG_DIR="${E2E}"
-chainsaw test --no-color --config "${ROOT}/tests/chainsaw/.chainsaw.yaml" \
-  --report-format JSON --report-path "${CACHE}" --report-name chainsaw-report \
-  "${dirs[@]}" || status=$?
-if [[ ${status} -ne 0 ]]; then
-  for f in "${E2E}"/*.log; do
-    case "$(basename "${f}")" in etcd.log|kube-apiserver.log|kube-controller-manager.log) continue ;; esac
-    echo "---- last lines of $(basename "${f}")"; tail -n 40 "${f}"
-  done
+if [[ $# -gt 0 ]]; then
+  run chainsaw-report "${E2E_CONTROLLERS:-}" "$@" || status=$?
+  exit ${status}
 fi
+
+shared=() single=()
+for d in "${SUITE}"/*/; do
+  d=${d%/}
+  case "$(basename "${d}")" in _*) continue ;; esac
+  if [[ -f "${d}/.controllers" ]]; then single+=("${d}"); else shared+=("${d}"); fi
+done
+run chainsaw-report "" "${shared[@]}" || status=$?
+for d in "${single[@]}"; do
+  run "chainsaw-report-$(basename "${d}")" "$(tr '\n' ' ' < "${d}/.controllers")" "${d}" || status=$?
+done
 exit ${status}
