@@ -154,6 +154,9 @@ const (
 	// more than one label below the apex or a child apex, which a wildcard
 	// certificate does not cover.
 	ReasonHostnameNotCovered = "HostnameNotCovered"
+	// ReasonAllHostnamesServed: HostnamesRejected is False; every route
+	// hostname has its listener or is covered by the wildcard certificate.
+	ReasonAllHostnamesServed = "AllHostnamesServed"
 	// ReasonListenerNameCollision: two hostnames map to the same listener
 	// name (same first label and same 32-bit hash); the one sorting later is
 	// left out.
