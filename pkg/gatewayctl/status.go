@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,8 +79,12 @@ func (w StatusWriter) Write(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	u.SetGroupVersionKind(TenantGatewayGVK)
 	u.SetName(tgw.Name)
 	u.SetNamespace(tgw.Namespace)
-	if err := w.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(w.FieldManager), client.ForceOwnership); err != nil {
+	err := w.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(w.FieldManager), client.ForceOwnership)
+	if apierrors.IsNotFound(err) {
+		return false, nil // deleted meanwhile: nothing left to report on
+	}
+	if err != nil {
 		return false, fmt.Errorf("writing the status of TenantGateway %s/%s: %w", tgw.Namespace, tgw.Name, err)
 	}
 	return true, nil
