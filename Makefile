@@ -45,6 +45,10 @@ unit: tools ## Unit tests of every module (GOWORK=off: each module stands alone)
 e2e: tools ## The chainsaw suite on a freshly started local control plane, torn down afterwards.
 	hack/e2e.sh
 
+.PHONY: e2e-kind
+e2e-kind: ## The same chainsaw suite on a kind cluster with the controllers' images installed by the umbrella chart (needs Docker; CI runs make e2e).
+	hack/e2e-kind.sh
+
 .PHONY: test
 test: ## Everything CI runs: unit tests, generated-code verification, the e2e suite; ends with the counts.
 	@mkdir -p $(REPORTS); rm -f $(REPORTS)/* $(CACHE)/chainsaw-report*.json

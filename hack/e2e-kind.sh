@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs the chainsaw e2e suite on a kind cluster, for machines with Docker: the
+# controllers run as real Deployments from their images, installed with the
+# umbrella chart. CI has no Docker engine and runs hack/e2e.sh on the local
+# control plane instead; the suite is the same.
+#
+#   hack/e2e-kind.sh [chainsaw test dir...]
+#
+# KIND_CLUSTER names the cluster (default cozyplane-e2e); KEEP_CLUSTER=1 keeps
+# it afterwards. The kind CLI and the cluster configuration both come from
+# tests/kind, which pins sigs.k8s.io/kind.
+source "$(dirname "$0")/lib.sh"
+command -v docker >/dev/null 2>&1 || die "make e2e-kind needs Docker; without it, run make e2e (the local control plane)"
+NAME=${KIND_CLUSTER:-cozyplane-e2e}
+DIR="${CACHE}/kind"
+TAG=e2e
+SUITE="${ROOT}/tests/chainsaw"
+mkdir -p "${DIR}"
+
+"${ROOT}/hack/tools.sh" crds helm chainsaw
+log "building kind from tests/kind"
+(cd "${ROOT}/tests/kind" && GOWORK=off go build -o "${BIN}/kind" sigs.k8s.io/kind)
+(cd "${ROOT}/tests/kind" && GOWORK=off go run . config --name "${NAME}") > "${DIR}/cluster.yaml"
+
+if ! kind get clusters 2>/dev/null | grep -qx "${NAME}"; then
+  kind create cluster --config "${DIR}/cluster.yaml" --kubeconfig "${DIR}/kubeconfig" --wait 180s
+fi
+kind get kubeconfig --name "${NAME}" > "${DIR}/kubeconfig"
+export KUBECONFIG="${DIR}/kubeconfig"
+[[ "${KEEP_CLUSTER:-}" == 1 ]] || trap 'kind delete cluster --name "${NAME}"' EXIT
+
+mapfile -t controllers < <("${ROOT}/hack/controllers.sh" list)
+for c in "${controllers[@]}"; do
+  log "image ${c}"
+  docker build -q --build-arg CONTROLLER="${c}" -t "ghcr.io/cozyplane/${c}:${TAG}" "${ROOT}" >/dev/null
+  kind load docker-image --name "${NAME}" "ghcr.io/cozyplane/${c}:${TAG}"
+done
+
+# Third-party CRDs (HelmRelease, Terraform, Gateway API, cert-manager), the
+# same as on the local control plane; ours come with the chart.
+"${ROOT}/hack/cluster.sh" crds "${DIR}"
+[[ -x "${ROOT}/hack/policies.sh" ]] && "${ROOT}/hack/policies.sh" "${DIR}"
+
+# install ENABLED...: the umbrella chart with exactly these components.
+install() {
+  local args=(--set crds.enabled=true) c
+  for c in "${controllers[@]}"; do
+    local on=false
+    [[ " $* " == *" ${c} "* ]] && on=true
+    args+=(--set "${c}.enabled=${on}" --set "${c}.image.tag=${TAG}" --set "${c}.image.pullPolicy=Never")
+  done
+  helm dependency build "${ROOT}/charts/cozyplane" >/dev/null
+  helm upgrade --install cozystack "${ROOT}/charts/cozyplane" --namespace cozy-system --create-namespace \
+    "${args[@]}" --wait --timeout 5m
+}
+
+run() { # run REPORT DIR...
+  local report=$1; shift
+  chainsaw test --no-color --config "${SUITE}/.chainsaw.yaml" \
+    --report-format JSON --report-path "${CACHE}" --report-name "${report}" "$@"
+}
+
+status=0
+if [[ $# -gt 0 ]]; then
+  install "${controllers[@]}"
+  run chainsaw-report-kind "$@" || status=$?
+  exit ${status}
+fi
+shared=() single=()
+for d in "${SUITE}"/*/; do
+  d=${d%/}
+  case "$(basename "${d}")" in _*) continue ;; esac
+  if [[ -f "${d}/.controllers" ]]; then single+=("${d}"); else shared+=("${d}"); fi
+done
+install "${controllers[@]}"
+run chainsaw-report-kind "${shared[@]}" || status=$?
+for d in "${single[@]}"; do
+  # shellcheck disable=SC2046
+  install $(cat "${d}/.controllers")
+  run "chainsaw-report-kind-$(basename "${d}")" "${d}" || status=$?
+done
+exit ${status}
