@@ -30,6 +30,8 @@ export KUBECONFIG="${DIR}/kubeconfig"
 [[ "${KEEP_CLUSTER:-}" == 1 ]] || trap 'kind delete cluster --name "${NAME}"' EXIT
 
 mapfile -t controllers < <("${ROOT}/hack/controllers.sh" list)
+# The generator CLI, for the scenarios that turn a module into a definition.
+(cd "${ROOT}/gen" && go build -o "${BIN}/gen" ./cmd/gen)
 for c in "${controllers[@]}"; do
   log "image ${c}"
   docker build -q --build-arg CONTROLLER="${c}" -t "ghcr.io/cozyplane/${c}:${TAG}" "${ROOT}" >/dev/null
