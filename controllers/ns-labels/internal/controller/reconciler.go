@@ -1,0 +1,179 @@
+// Package controller attaches namespaces to TenantGateways by label. One
+// reconcile handles one owner namespace: every TenantGateway in it, and every
+// namespace they list or that carries the annotation naming it.
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
+)
+
+// indexAttached indexes TenantGateways by their attachedNamespaces entries.
+const indexAttached = "spec.attachedNamespaces"
+
+// Reconciler writes and removes the gateway labels of one owner namespace's
+// TenantGateways and reports NamespacesAttached on each.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Name is the field manager of the status condition.
+	Name string
+}
+
+// SetupWithManager watches TenantGateways and Namespaces. Requests carry only
+// the owner namespace (the name is empty): every TenantGateway there shares
+// the label, so they are decided together.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gatewayv1alpha1.TenantGateway{}, indexAttached,
+		func(o client.Object) []string { return o.(*gatewayv1alpha1.TenantGateway).Spec.AttachedNamespaces }); err != nil {
+		return fmt.Errorf("indexing TenantGateways: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("ns-labels").
+		Watches(&gatewayv1alpha1.TenantGateway{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.ownersOfNamespace),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace()}}}
+}
+
+// ownersOfNamespace maps a namespace to the owner namespaces it concerns: the
+// one its annotation names (we wrote there, perhaps for a TenantGateway
+// deleted while we were down), the one its gateway label names, those whose
+// TenantGateways list it, and itself (it may be an owner).
+func (r *Reconciler) ownersOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	owners := map[string]bool{o.GetName(): true}
+	if v := o.GetAnnotations()[gatewayv1alpha1.AnnotationAttachedBy]; v != "" {
+		owners[v] = true
+	}
+	if v := o.GetLabels()[gatewayv1alpha1.LabelNamespaceGateway]; v != "" {
+		owners[v] = true
+	}
+	var list gatewayv1alpha1.TenantGatewayList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{indexAttached: o.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "listing TenantGateways that attach namespace", "namespace", o.GetName())
+	}
+	for _, t := range list.Items {
+		owners[t.Namespace] = true
+	}
+	out := make([]reconcile.Request, 0, len(owners))
+	for ns := range owners {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns}})
+	}
+	return out
+}
+
+// Reconcile brings the gateway labels of one owner namespace to the plan and
+// reports on each of its TenantGateways.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	owner := req.Namespace
+	var tgws gatewayv1alpha1.TenantGatewayList
+	if err := r.Client.List(ctx, &tgws, client.InNamespace(owner)); err != nil {
+		return ctrl.Result{}, err
+	}
+	var wanted []string
+	live := tgws.Items[:0]
+	for _, t := range tgws.Items {
+		if t.DeletionTimestamp.IsZero() {
+			live = append(live, t)
+			wanted = append(wanted, wantedBy(&t)...)
+		}
+	}
+	var nsList corev1.NamespaceList
+	if err := r.Client.List(ctx, &nsList); err != nil {
+		return ctrl.Result{}, err
+	}
+	states := make([]tenantgateway.NamespaceState, len(nsList.Items))
+	byName := map[string]*corev1.Namespace{}
+	for i := range nsList.Items {
+		ns := &nsList.Items[i]
+		byName[ns.Name] = ns
+		states[i] = tenantgateway.NamespaceState{Name: ns.Name, Labels: ns.Labels, Annotations: ns.Annotations}
+	}
+	plan := tenantgateway.PlanNamespaces(owner, wanted, states)
+
+	var errs []error
+	for _, name := range plan.Attach {
+		errs = append(errs, r.patch(ctx, byName[name], owner, true, true))
+	}
+	for _, d := range plan.Detach {
+		errs = append(errs, r.patch(ctx, byName[d.Name], owner, false, d.RemoveLabel))
+	}
+	if err := errors.Join(errs...); err != nil {
+		// A conflict means the namespace changed since the cache saw it: its
+		// event brings a fresh reconcile. Others are retried with backoff.
+		for _, t := range live {
+			st := gatewayctl.Status{Conditions: []metav1.Condition{gatewayctl.Condition(gatewayv1alpha1.ConditionNamespacesAttached,
+				metav1.ConditionFalse, gatewayv1alpha1.ReasonReconcileError, err.Error())}}
+			if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name}).Write(ctx, &t, st); werr != nil {
+				errs = append(errs, werr)
+			}
+		}
+		return ctrl.Result{}, errors.Join(errs...)
+	}
+	for _, t := range live {
+		st := gatewayctl.Status{Conditions: []metav1.Condition{tenantgateway.NamespacesAttachedCondition(wantedBy(&t), plan)}}
+		if _, err := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name}).Write(ctx, &t, st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// wantedBy is the TenantGateway's own namespace and its attachedNamespaces.
+func wantedBy(t *gatewayv1alpha1.TenantGateway) []string {
+	return append([]string{t.Namespace}, t.Spec.AttachedNamespaces...)
+}
+
+// patch writes (attach) or removes the label and the annotation with a JSON
+// merge patch carrying the resourceVersion read: if anyone changed the
+// namespace since, the API server refuses and nothing is overwritten.
+func (r *Reconciler) patch(ctx context.Context, ns *corev1.Namespace, owner string, attach, label bool) error {
+	var value any // nil removes the key
+	if attach {
+		value = owner
+	}
+	meta := map[string]any{
+		"resourceVersion": ns.ResourceVersion,
+		"annotations":     map[string]any{gatewayv1alpha1.AnnotationAttachedBy: value},
+	}
+	if label {
+		meta["labels"] = map[string]any{gatewayv1alpha1.LabelNamespaceGateway: value}
+	}
+	body, err := json.Marshal(map[string]any{"metadata": meta})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Patch(ctx, ns.DeepCopy(), client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("labelling namespace %s: %w", ns.Name, err)
+	}
+	outcome := "detached"
+	if attach {
+		outcome = "attached"
+	}
+	gatewayctl.CountWrite(r.Name, "Namespace", outcome)
+	log.FromContext(ctx).Info(outcome, "namespace", ns.Name, "owner", owner)
+	return nil
+}
