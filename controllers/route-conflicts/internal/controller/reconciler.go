@@ -1,0 +1,226 @@
+// Package controller writes hostname-conflict verdicts on the routes attached
+// to each TenantGateway's Gateway.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
+)
+
+// indexOurParents indexes routes by the Gateways ("<namespace>/<name>") our
+// status.parents entries refer to, so that a route that left a Gateway is
+// found to have its entry removed.
+const indexOurParents = "status.parents.ours"
+
+// Reconciler keeps our status.parents entries on the routes of one
+// TenantGateway's Gateway.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads fresh routes before their status is rewritten:
+	// status.parents is an atomic list, so it is updated with the
+	// resourceVersion it was read at.
+	APIReader client.Reader
+	Name      string
+}
+
+// SetupWithManager registers the indexes and watches TenantGateways, routes
+// (by the Gateways their spec and our entries name) and namespaces (their
+// gateway label decides which routes are attached).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	ctx := context.Background()
+	if err := gatewayctl.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	for _, obj := range []client.Object{&gatewayv1.HTTPRoute{}, &gatewayv1.TLSRoute{}} {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, indexOurParents, func(o client.Object) []string {
+			return ourParents(o)
+		}); err != nil {
+			return fmt.Errorf("indexing routes by status: %w", err)
+		}
+	}
+	routeEvents := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		var refs []gatewayv1.ParentReference
+		switch rt := o.(type) {
+		case *gatewayv1.HTTPRoute:
+			refs = rt.Spec.ParentRefs
+		case *gatewayv1.TLSRoute:
+			refs = rt.Spec.ParentRefs
+		}
+		keys := append(gatewayctl.ParentGateways(o.GetNamespace(), refs), ourParents(o)...)
+		seen := map[string]bool{}
+		var out []reconcile.Request
+		for _, k := range keys {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			ns, name, _ := strings.Cut(k, "/")
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+		}
+		return out
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("route-conflicts").
+		For(&gatewayv1alpha1.TenantGateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&gatewayv1.HTTPRoute{}, routeEvents).
+		Watches(&gatewayv1.TLSRoute{}, routeEvents).
+		Watches(&corev1.Namespace{}, gatewayctl.NamespaceToTenantGateways(mgr.GetClient()),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// ourParents lists the Gateways our status entries on a route refer to.
+func ourParents(o client.Object) []string {
+	var out []string
+	for _, p := range gatewayctl.RouteParents(o) {
+		if string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName {
+			out = append(out, gatewayctl.ParentGateways(o.GetNamespace(), []gatewayv1.ParentReference{p.ParentRef})...)
+		}
+	}
+	return out
+}
+
+// Reconcile decides the verdicts for the routes of one Gateway (named after
+// the TenantGateway req) and brings every route's entry to its verdict; routes
+// that carry an entry but are no longer attached lose it, and when the
+// TenantGateway is gone, every entry for its Gateway goes.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	gwNS, gwName := req.Namespace, tenantgateway.GatewayName(req.Name)
+	verdicts := map[tenantgateway.RouteKey]tenantgateway.Verdict{}
+	var tgw gatewayv1alpha1.TenantGateway
+	err := r.Client.Get(ctx, req.NamespacedName, &tgw)
+	switch {
+	case client.IgnoreNotFound(err) != nil:
+		return ctrl.Result{}, err
+	case err == nil && tgw.DeletionTimestamp.IsZero():
+		attached, err := gatewayctl.AttachedRoutes(ctx, r.Client, &tgw)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		refs := make([]tenantgateway.RouteRef, len(attached))
+		for i, rt := range attached {
+			refs[i] = rt.Ref()
+		}
+		verdicts = tenantgateway.ResolveConflicts(refs)
+	}
+
+	candidates, err := r.candidates(ctx, gwNS+"/"+gwName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var errs []error
+	for _, rt := range candidates {
+		errs = append(errs, r.writeVerdict(ctx, rt, gwNS, gwName, verdicts))
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// candidates are the routes whose spec or whose status (our entries) name
+// the Gateway key.
+func (r *Reconciler) candidates(ctx context.Context, key string) ([]client.Object, error) {
+	seen := map[string]bool{}
+	var out []client.Object
+	add := func(kind string, o client.Object) {
+		k := kind + " " + o.GetNamespace() + "/" + o.GetName()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, o)
+		}
+	}
+	for _, index := range []string{gatewayctl.IndexParentGateway, indexOurParents} {
+		var https gatewayv1.HTTPRouteList
+		if err := r.Client.List(ctx, &https, client.MatchingFields{index: key}); err != nil {
+			return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
+		}
+		for i := range https.Items {
+			add(tenantgateway.KindHTTPRoute, &https.Items[i])
+		}
+		var tlss gatewayv1.TLSRouteList
+		if err := r.Client.List(ctx, &tlss, client.MatchingFields{index: key}); err != nil {
+			return nil, fmt.Errorf("listing TLSRoutes: %w", err)
+		}
+		for i := range tlss.Items {
+			add(tenantgateway.KindTLSRoute, &tlss.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// writeVerdict brings our entries on one route to its verdict (none when it
+// has no verdict: not attached, or a cert-manager solver route).
+func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwNS, gwName string,
+	verdicts map[tenantgateway.RouteKey]tenantgateway.Verdict) error {
+	kind := tenantgateway.KindHTTPRoute
+	if _, ok := cached.(*gatewayv1.TLSRoute); ok {
+		kind = tenantgateway.KindTLSRoute
+	}
+	desired := func(o client.Object) ([]gatewayv1.RouteParentStatus, bool) {
+		var specRefs, refs []gatewayv1.ParentReference
+		switch rt := o.(type) {
+		case *gatewayv1.HTTPRoute:
+			specRefs = rt.Spec.ParentRefs
+		case *gatewayv1.TLSRoute:
+			specRefs = rt.Spec.ParentRefs
+		}
+		var cond *metav1.Condition
+		if v, ok := verdicts[tenantgateway.RouteKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}]; ok {
+			c := tenantgateway.AcceptedCondition(v, o.GetGeneration())
+			cond = &c
+			for _, ref := range specRefs {
+				if gatewayctl.RefersTo(ref, o.GetNamespace(), gwNS, gwName) {
+					refs = append(refs, ref)
+				}
+			}
+		}
+		return tenantgateway.RewriteRouteParents(gatewayctl.RouteParents(o), o.GetNamespace(), gwNS, gwName, refs, cond, metav1.Now())
+	}
+	if _, changed := desired(cached); !changed {
+		return nil
+	}
+	// Rewrite on a fresh copy: the list is atomic, and others' entries in it
+	// must be the latest ones. A conflict on update is retried.
+	fresh := cached.DeepCopyObject().(client.Object)
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), fresh); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	parents, changed := desired(fresh)
+	if !changed {
+		return nil
+	}
+	if len(gatewayctl.RouteParents(fresh))+1 > tenantgateway.MaxRouteParents && len(parents) == tenantgateway.MaxRouteParents {
+		log.FromContext(ctx).Info("route status is full; our entry may be incomplete", "route", client.ObjectKeyFromObject(fresh))
+	}
+	switch rt := fresh.(type) {
+	case *gatewayv1.HTTPRoute:
+		rt.Status.Parents = parents
+	case *gatewayv1.TLSRoute:
+		rt.Status.Parents = parents
+	}
+	if err := r.Client.Status().Update(ctx, fresh); err != nil {
+		return fmt.Errorf("writing the status of %s %s/%s: %w", kind, fresh.GetNamespace(), fresh.GetName(), err)
+	}
+	gatewayctl.CountWrite(r.Name, kind, "status")
+	log.FromContext(ctx).Info("verdict written", "kind", kind, "route", client.ObjectKeyFromObject(fresh))
+	return nil
+}

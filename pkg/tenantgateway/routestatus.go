@@ -1,0 +1,116 @@
+package tenantgateway
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+)
+
+// MaxRouteParents is the most status.parents entries a route may carry.
+const MaxRouteParents = 32
+
+// AcceptedCondition is the Accepted condition route-conflicts writes for a
+// verdict: True, or False with reason HostnameConflict naming the winners.
+func AcceptedCondition(v Verdict, generation int64) metav1.Condition {
+	c := metav1.Condition{Type: string(gatewayv1.RouteConditionAccepted), ObservedGeneration: generation}
+	if v.Accepted {
+		c.Status, c.Reason = metav1.ConditionTrue, string(gatewayv1.RouteReasonAccepted)
+		c.Message = "no route in another namespace claims its hostnames first"
+		return c
+	}
+	c.Status, c.Reason, c.Message = metav1.ConditionFalse, v.Reason, v.Message
+	return c
+}
+
+// RewriteRouteParents returns a route's status.parents with our entries for
+// the Gateway gwNamespace/gwName (controllerName
+// gateway.cozystack.io/tenantgateway-controller) replaced by one entry per
+// parentRef in refs, each carrying cond; with cond nil, our entries for that
+// Gateway are removed. Every other entry is kept as it is, in order. A
+// condition whose status did not change keeps its lastTransitionTime (now
+// otherwise). When the list would exceed MaxRouteParents, our new entries
+// that do not fit are left out rather than anyone else's. changed is false
+// (and parents returned as given) when our entries are already as desired.
+func RewriteRouteParents(parents []gatewayv1.RouteParentStatus, routeNamespace, gwNamespace, gwName string,
+	refs []gatewayv1.ParentReference, cond *metav1.Condition, now metav1.Time) ([]gatewayv1.RouteParentStatus, bool) {
+	var others, ours []gatewayv1.RouteParentStatus
+	for _, p := range parents {
+		if string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName && refersTo(p.ParentRef, routeNamespace, gwNamespace, gwName) {
+			ours = append(ours, p)
+		} else {
+			others = append(others, p)
+		}
+	}
+	var want []gatewayv1.RouteParentStatus
+	if cond != nil {
+		for _, ref := range refs {
+			c := *cond
+			c.LastTransitionTime = now
+			for _, old := range ours {
+				if equalParentRef(old.ParentRef, ref) {
+					if o := meta.FindStatusCondition(old.Conditions, c.Type); o != nil && o.Status == c.Status {
+						c.LastTransitionTime = o.LastTransitionTime
+					}
+				}
+			}
+			want = append(want, gatewayv1.RouteParentStatus{
+				ParentRef:      ref,
+				ControllerName: gatewayv1alpha1.RouteConflictControllerName,
+				Conditions:     []metav1.Condition{c},
+			})
+		}
+	}
+	if room := MaxRouteParents - len(others); len(want) > room {
+		want = want[:max(room, 0)]
+	}
+	if sameEntries(ours, want) {
+		return parents, false
+	}
+	return append(others, want...), true
+}
+
+// refersTo: does a parentRef on a route in routeNamespace name the Gateway
+// namespace/name? Group and kind default to Gateway API's Gateway.
+func refersTo(ref gatewayv1.ParentReference, routeNamespace, namespace, name string) bool {
+	if (ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName) || (ref.Kind != nil && string(*ref.Kind) != "Gateway") {
+		return false
+	}
+	ns := routeNamespace
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	return ns == namespace && string(ref.Name) == name
+}
+
+func equalParentRef(a, b gatewayv1.ParentReference) bool {
+	return ptrEq(a.Group, b.Group) && ptrEq(a.Kind, b.Kind) && ptrEq(a.Namespace, b.Namespace) &&
+		a.Name == b.Name && ptrEq(a.SectionName, b.SectionName) && ptrEq(a.Port, b.Port)
+}
+
+func ptrEq[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// sameEntries compares our entries ignoring transition times.
+func sameEntries(a, b []gatewayv1.RouteParentStatus) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !equalParentRef(a[i].ParentRef, b[i].ParentRef) || len(a[i].Conditions) != len(b[i].Conditions) {
+			return false
+		}
+		for j := range a[i].Conditions {
+			x, y := a[i].Conditions[j], b[i].Conditions[j]
+			if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message || x.ObservedGeneration != y.ObservedGeneration {
+				return false
+			}
+		}
+	}
+	return true
+}
