@@ -68,7 +68,9 @@ func RewriteRouteParents(parents []gatewayv1.RouteParentStatus, routeNamespace, 
 	if sameEntries(ours, want) {
 		return parents, false
 	}
-	return append(others, want...), true
+	// Never nil: status.parents is required, an empty list is how a route
+	// says no controller reports on it.
+	return append(append(make([]gatewayv1.RouteParentStatus, 0, len(others)+len(want)), others...), want...), true
 }
 
 // refersTo: does a parentRef on a route in routeNamespace name the Gateway

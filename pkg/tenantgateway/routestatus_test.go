@@ -48,6 +48,8 @@ func TestRewriteRouteParents(t *testing.T) {
 		{"detached: ours removed, other Gateways' kept", []gatewayv1.RouteParentStatus{entry(ours, ref, "True", "Accepted", old), entry(ours, otherGW, "True", "Accepted", old), cilium},
 			nil, nil,
 			[]gatewayv1.RouteParentStatus{entry(ours, otherGW, "True", "Accepted", old), cilium}, true},
+		{"the last entry removed leaves an empty list", []gatewayv1.RouteParentStatus{entry(ours, ref, "True", "Accepted", old)}, nil, nil,
+			[]gatewayv1.RouteParentStatus{}, true},
 		{"detached and nothing of ours: no write", []gatewayv1.RouteParentStatus{cilium}, nil, nil,
 			[]gatewayv1.RouteParentStatus{cilium}, false},
 	}
@@ -56,6 +58,9 @@ func TestRewriteRouteParents(t *testing.T) {
 			got, changed := RewriteRouteParents(tt.parents, "tenant-a", "tenant-root", "cozystack", tt.refs, tt.cond, now)
 			if changed != tt.wantChanged {
 				t.Errorf("changed = %v, want %v", changed, tt.wantChanged)
+			}
+			if got == nil {
+				t.Errorf("parents is nil; the API server requires the field")
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("parents =\n%v\nwant\n%v", got, tt.want)
