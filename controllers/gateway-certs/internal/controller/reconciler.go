@@ -1,0 +1,279 @@
+// Package controller reconciles TenantGateways into their cert-manager Issuer
+// and Certificates.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
+)
+
+// secretPoll is how often a missing existingSecret is looked for again:
+// Secrets are not watched (the controller may only get them by name).
+const secretPoll = 30 * time.Second
+
+var (
+	issuerGVK      = cmv1.SchemeGroupVersion.WithKind("Issuer")
+	certificateGVK = cmv1.SchemeGroupVersion.WithKind("Certificate")
+)
+
+// Reconciler owns the Issuer and the Certificates of every TenantGateway and
+// writes CertificatesReady.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads what is not cached: the existingSecret's metadata.
+	APIReader client.Reader
+	Name      string
+}
+
+// SetupWithManager watches TenantGateways, their Gateways (the listeners are
+// the input), and Issuers and Certificates in their namespaces (their
+// status; and a foreign object at a derived name going away).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	inNamespace := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		return gatewayctl.TenantGatewaysIn(ctx, mgr.GetClient(), o.GetNamespace())
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("gateway-certs").
+		For(&gatewayv1alpha1.TenantGateway{}).
+		Watches(&gatewayv1.Gateway{}, gatewayctl.GatewayToTenantGateway()).
+		Watches(&cmv1.Issuer{}, inNamespace).
+		Watches(&cmv1.Certificate{}, inNamespace).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// Reconcile applies the Issuer and the Certificates of one TenantGateway,
+// deletes the ones it owns that are no longer wanted, and reports.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var tgw gatewayv1alpha1.TenantGateway
+	if err := r.Client.Get(ctx, req.NamespacedName, &tgw); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !tgw.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	cond, result, err := r.reconcile(ctx, &tgw)
+	if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name}).Write(ctx, &tgw,
+		gatewayctl.Status{Conditions: []metav1.Condition{cond}}); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	return result, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (metav1.Condition, ctrl.Result, error) {
+	owner := gatewayctl.Owner(tgw)
+	mode := tgw.Spec.EffectiveCertMode()
+	state := tenantgateway.CertificatesState{Mode: mode, Gateway: tgw.Namespace + "/" + tenantgateway.GatewayName(tgw.Name)}
+	failed := func(err error) (metav1.Condition, ctrl.Result, error) {
+		reason, ok := tenantgateway.ReasonOf(err)
+		if ok {
+			// The spec must change; retrying does not help.
+			return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, reason, err.Error()), ctrl.Result{}, nil
+		}
+		return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse,
+			gatewayv1alpha1.ReasonReconcileError, err.Error()), ctrl.Result{}, err
+	}
+
+	// The Issuer.
+	issuer, err := tenantgateway.DesiredIssuer(tenantgateway.IssuerInput{
+		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Spec: tgw.Spec, ManagedBy: r.Name})
+	if err != nil {
+		return failed(err)
+	}
+	var liveIssuer cmv1.Issuer
+	issuerName := tenantgateway.IssuerName(tgw.Name)
+	found, err := r.get(ctx, tgw.Namespace, issuerName, &liveIssuer)
+	if err != nil {
+		return failed(err)
+	}
+	switch {
+	case found && !metav1.IsControlledBy(&liveIssuer, tgw):
+		if issuer != nil {
+			state.Refused = append(state.Refused, r.refuse("Issuer", &liveIssuer, owner))
+		}
+	case issuer == nil && found:
+		if err := r.delete(ctx, &liveIssuer, "Issuer"); err != nil {
+			return failed(err)
+		}
+	case issuer != nil:
+		if err := r.apply(ctx, issuer, issuerGVK, owner, &liveIssuer, found); err != nil {
+			return failed(err)
+		}
+		state.Issuer = readyState(issuerName, liveIssuer.Status.Conditions, found)
+	}
+
+	// The Certificates, from the Gateway's listeners.
+	var gw gatewayv1.Gateway
+	state.GatewayFound, err = r.get(ctx, tgw.Namespace, tenantgateway.GatewayName(tgw.Name), &gw)
+	if err != nil {
+		return failed(err)
+	}
+	desired := tenantgateway.DesiredCertificates(tenantgateway.CertificatesInput{
+		TenantGateway: tgw.Name, Namespace: tgw.Namespace, CertMode: mode, Listeners: gw.Spec.Listeners, ManagedBy: r.Name})
+	wanted := map[string]bool{}
+	for i := range desired {
+		want := &desired[i]
+		wanted[want.Name] = true
+		var live cmv1.Certificate
+		found, err := r.get(ctx, tgw.Namespace, want.Name, &live)
+		if err != nil {
+			return failed(err)
+		}
+		if found && !metav1.IsControlledBy(&live, tgw) {
+			state.Refused = append(state.Refused, r.refuse("Certificate", &live, owner))
+			continue
+		}
+		if err := r.apply(ctx, want, certificateGVK, owner, &live, found); err != nil {
+			return failed(err)
+		}
+		state.Certificates = append(state.Certificates, certReady(want.Name, &live, found))
+	}
+	if err := r.deleteStale(ctx, tgw, wanted); err != nil {
+		return failed(err)
+	}
+
+	var result ctrl.Result
+	if mode == gatewayv1alpha1.CertModeExistingSecret && tgw.Spec.WildcardSecretRef != nil {
+		state.SecretName = tgw.Spec.WildcardSecretRef.Name
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: tgw.Namespace, Name: state.SecretName}, meta)
+		switch {
+		case apierrors.IsNotFound(err):
+			result.RequeueAfter = secretPoll
+		case err != nil:
+			return failed(fmt.Errorf("reading Secret %s/%s: %w", tgw.Namespace, state.SecretName, err))
+		default:
+			state.SecretFound = true
+		}
+	}
+	return tenantgateway.CertificatesReadyCondition(state), result, nil
+}
+
+// get reads a cached object, reporting whether it exists.
+func (r *Reconciler) get(ctx context.Context, namespace, name string, obj client.Object) (bool, error) {
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %T %s/%s: %w", obj, namespace, name, err)
+	}
+	return true, nil
+}
+
+func (r *Reconciler) refuse(kind string, live client.Object, owner ownership.Owner) string {
+	gatewayctl.CountRefusal(r.Name, kind)
+	return ownership.Check(kind, live, owner).Error()
+}
+
+// apply server-side applies desired unless the live object already matches.
+func (r *Reconciler) apply(ctx context.Context, desired runtime.Object, gvk schema.GroupVersionKind, owner ownership.Owner, live client.Object, found bool) error {
+	u, err := gatewayctl.Desired(desired, gvk, owner)
+	if err != nil {
+		return err
+	}
+	var liveU *unstructured.Unstructured
+	if found {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+		if err != nil {
+			return err
+		}
+		liveU = &unstructured.Unstructured{Object: m}
+	}
+	res, err := gatewayctl.Apply(ctx, ssa.Applier{Client: r.Client, FieldManager: r.Name}, u, liveU)
+	if err != nil {
+		return fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
+	}
+	if res != ssa.Unchanged {
+		log.FromContext(ctx).Info("applied", "kind", gvk.Kind, "name", u.GetName(), "result", res.String())
+	}
+	return nil
+}
+
+// deleteStale deletes the Certificates this TenantGateway controls that no
+// listener references any more. Certificates it does not control are never
+// deleted, whatever their labels say.
+func (r *Reconciler) deleteStale(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, wanted map[string]bool) error {
+	var certs cmv1.CertificateList
+	if err := r.Client.List(ctx, &certs, client.InNamespace(tgw.Namespace),
+		client.MatchingLabels{gatewayv1alpha1.LabelGateway: tgw.Name}); err != nil {
+		return fmt.Errorf("listing Certificates: %w", err)
+	}
+	for i := range certs.Items {
+		c := &certs.Items[i]
+		if wanted[c.Name] || !metav1.IsControlledBy(c, tgw) {
+			continue
+		}
+		if err := r.delete(ctx, c, "Certificate"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// delete removes an object this TenantGateway controls, with a UID
+// precondition so that an object recreated meanwhile by someone else is not
+// deleted.
+func (r *Reconciler) delete(ctx context.Context, obj client.Object, kind string) error {
+	uid := obj.GetUID()
+	err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	gatewayctl.CountWrite(r.Name, kind, "deleted")
+	log.FromContext(ctx).Info("deleted", "kind", kind, "name", obj.GetName())
+	return nil
+}
+
+func readyState(name string, conds []cmv1.IssuerCondition, found bool) tenantgateway.ReadyState {
+	s := tenantgateway.ReadyState{Name: name}
+	if !found {
+		return s
+	}
+	for _, c := range conds {
+		if c.Type == cmv1.IssuerConditionReady {
+			s.Status, s.Reason, s.Message = metav1.ConditionStatus(c.Status), c.Reason, c.Message
+		}
+	}
+	return s
+}
+
+// certReady reads a Certificate's Ready condition; one issued for an older
+// generation (its dnsNames changed since) is not ready yet.
+func certReady(name string, c *cmv1.Certificate, found bool) tenantgateway.ReadyState {
+	s := tenantgateway.ReadyState{Name: name}
+	if !found {
+		return s
+	}
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == cmv1.CertificateConditionReady && cond.ObservedGeneration == c.Generation {
+			s.Status, s.Reason, s.Message = metav1.ConditionStatus(cond.Status), cond.Reason, cond.Message
+		}
+	}
+	return s
+}
