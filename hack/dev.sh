@@ -10,6 +10,7 @@ DEV="${ROOT}/.dev"
 
 up() {
   "${ROOT}/hack/cluster.sh" up "${DEV}"
+  "${ROOT}/hack/policies.sh" "${DEV}"
   "${ROOT}/hack/controllers.sh" build
   "${ROOT}/hack/controllers.sh" start "${DEV}"
   log "ready: export KUBECONFIG=${DEV}/kubeconfig"

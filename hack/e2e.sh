@@ -48,6 +48,8 @@ run() {
   rm -rf "${E2E}"
   mkdir -p "${E2E}"
   "${ROOT}/hack/cluster.sh" up "${E2E}"
+  # The admission policies, as in production (make dev-up installs them too).
+  "${ROOT}/hack/policies.sh" "${E2E}"
   # Every controller runs as its chart's ServiceAccount, with only its
   # chart's RBAC: a missing verb fails the suite.
   # shellcheck disable=SC2086

@@ -26,3 +26,6 @@ GOWORK=off controller-gen crd:maxDescLen=0 paths=./tofu/... output:crd:dir=./crd
 # only stands in for tofu-controller's own CRD in tests).
 mkdir -p "${TREE}/charts/crds/files"
 cp "${TREE}/api/crds/cozystack.io_applicationdefinitions.yaml" "${TREE}/api/crds/gateway.cozystack.io_tenantgateways.yaml" "${TREE}/charts/crds/files/"
+# The policies chart ships policies/ as they are.
+rm -rf "${TREE}/charts/policies/files" && mkdir -p "${TREE}/charts/policies/files"
+cp "${TREE}"/policies/*.yaml "${TREE}/charts/policies/files/"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Installs the admission policies (policies/*.yaml) on a control plane and
+# waits until they are enforced: a policy takes effect a moment after it is
+# created, so each one is probed with a request it must deny.
+#
+#   hack/policies.sh DIR     (DIR/kubeconfig: an administrator's kubeconfig)
+source "$(dirname "$0")/lib.sh"
+DIR=$(cd "$1" && pwd)
+export KUBECONFIG="${DIR}/kubeconfig"
+PROBE_NS=tenant-cozystack-policy-probe
+PROBE_USER=cozystack:policy-probe
+
+log "installing admission policies"
+kubectl apply --server-side --force-conflicts -f "${ROOT}/policies/" >/dev/null
+
+cleanup() {
+  kubectl delete namespace "${PROBE_NS}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete clusterrole,clusterrolebinding "${PROBE_USER}" --ignore-not-found >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+kubectl create namespace "${PROBE_NS}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl create clusterrole "${PROBE_USER}" --verb=create --resource=namespaces >/dev/null
+kubectl create clusterrolebinding "${PROBE_USER}" --clusterrole="${PROBE_USER}" --user="${PROBE_USER}" >/dev/null
+
+# probe POLICY ARGS...: `kubectl create --dry-run=server ARGS` of a manifest
+# on stdin must be denied by POLICY.
+probe() {
+  local policy=$1 manifest out; shift
+  manifest=$(cat)
+  for _ in $(seq 1 150); do
+    out=$(kubectl create --dry-run=server "$@" -f - <<<"${manifest}" 2>&1) || true
+    [[ "${out}" == *"ValidatingAdmissionPolicy '${policy}'"* ]] && return 0
+    sleep 0.2
+  done
+  die "admission policy ${policy} is not enforced after 30s; last answer: ${out}"
+}
+
+probe cozystack-gateway-hostname-policy -n "${PROBE_NS}" <<'YAML'
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: probe}
+spec:
+  gatewayClassName: probe
+  listeners: [{name: https, port: 443, protocol: HTTPS, hostname: probe.example.org}]
+YAML
+for kind in HTTPRoute GRPCRoute; do
+  policy=cozystack-route-hostname-policy
+  [[ ${kind} == GRPCRoute ]] && policy=${policy}-grpc
+  probe "${policy}" -n "${PROBE_NS}" <<YAML
+apiVersion: gateway.networking.k8s.io/v1
+kind: ${kind}
+metadata: {name: probe}
+spec: {}
+YAML
+done
+probe cozystack-route-hostname-policy-tls -n "${PROBE_NS}" <<'YAML'
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: probe}
+spec:
+  hostnames: [probe.example.org]
+  rules: [{backendRefs: [{name: probe, port: 443}]}]
+YAML
+probe cozystack-namespace-host-label-policy --as="${PROBE_USER}" <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: cozystack-policy-probe-label
+  labels: {namespace.cozystack.io/host: probe.example.org}
+YAML
+# Layer 3 applies to the Tenant kind, served once its ApplicationDefinition
+# exists; there is nothing to probe before that.
+log "admission policies enforced"
