@@ -72,7 +72,7 @@ dev: ## dev-up, follow the logs, dev-down on Ctrl-C.
 	hack/dev.sh run
 
 .PHONY: bench
-bench: tools ## Measure the Helm backend against the performance budget (N=2000 instances; make bench N=10000).
+bench: tools ## Measure the Helm backend and the gateway controllers against the performance budget (N=2000 instances; make bench N=10000).
 	hack/bench.sh $(or $(N),2000)
 
 .PHONY: build

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Measures the Helm backend against the design's performance budget on a
-# private local control plane (etcd on tmpfs), and prints the figures.
+# Measures the Helm backend and the gateway controllers against the design's
+# performance budget on a private local control plane (etcd on tmpfs), and
+# prints the figures.
 #
 #   hack/bench.sh [N]     N instances (default 2000; the budget's memory
-#                         figure is defined at 10000)
+#                         figure is defined at 10000); BENCH_ROUTES routes
+#                         for route-conflicts (default 5000)
 #
-# Only the appdef and helm controllers run. The baseline client uses the
+# First the appdef and helm controllers: the baseline client uses the
 # controller's own QPS, burst and worker count, so the ratios compare like
-# with like.
+# with like. Then the four gateway controllers.
 source "$(dirname "$0")/lib.sh"
 N=${1:-2000}
 DIR="${CACHE}/bench"
@@ -29,3 +31,21 @@ metrics="http://127.0.0.1:$((CONTROLLER_PORT_BASE + 4))/metrics"
 (cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/bench" ./cmd/bench)
 "${BIN}/bench" --kubeconfig "${DIR}/kubeconfig" --n "${N}" --qps "${QPS}" --burst "${BURST}" --workers "${WORKERS}" \
   --metrics "${metrics}" --pid "$(cat "${DIR}/helm.pid")" --resync "${RESYNC}"
+
+# The gateway controllers: a TenantGateway with 60 routes, route-conflicts
+# over ROUTES routes, idle writes and memory. Started on their own metrics
+# ports (controllers.sh numbers the controllers of one start call from 1).
+ROUTES=${BENCH_ROUTES:-5000}
+gateway=(gateway-listeners gateway-certs ns-labels route-conflicts)
+GW_PORT_BASE=$((CONTROLLER_PORT_BASE + 100))
+CONTROLLER_PORT_BASE=${GW_PORT_BASE} CONTROLLER_ARGS="--kube-api-qps=${QPS} --kube-api-burst=${BURST} --workers=${WORKERS}" \
+  RESYNC_PERIOD=${RESYNC} "${ROOT}/hack/controllers.sh" start "${DIR}" "${gateway[@]}"
+metrics=() pids=() i=0
+for c in "${gateway[@]}"; do
+  i=$((i + 1))
+  metrics+=("${c}=http://127.0.0.1:$((GW_PORT_BASE + 2 * i))/metrics")
+  pids+=("${c}=$(cat "${DIR}/${c}.pid")")
+done
+(cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/gatewaybench" ./cmd/gatewaybench)
+"${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --routes "${ROUTES}" --resync "${RESYNC}" \
+  --metrics "$(IFS=,; echo "${metrics[*]}")" --pids "$(IFS=,; echo "${pids[*]}")"

@@ -15,16 +15,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -38,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/bench/internal/measure"
 )
 
 var (
@@ -55,19 +49,19 @@ func main() {
 	flag.Parse()
 	ctx := context.Background()
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	check(err)
+	measure.Check(err)
 	scheme := runtime.NewScheme()
-	check(clientgoscheme.AddToScheme(scheme))
-	check(cozyv1alpha1.AddToScheme(scheme))
-	check(helmv2.AddToScheme(scheme))
+	measure.Check(clientgoscheme.AddToScheme(scheme))
+	measure.Check(cozyv1alpha1.AddToScheme(scheme))
+	measure.Check(helmv2.AddToScheme(scheme))
 	fast := *cfg
 	fast.QPS, fast.Burst = 5000, 5000
 	admin, err := client.New(&fast, client.Options{Scheme: scheme}) // sets up and observes, unthrottled
-	check(err)
+	measure.Check(err)
 	limited := *cfg
 	limited.QPS, limited.Burst = float32(*qps), *burst
 	baseline, err := client.New(&limited, client.Options{Scheme: scheme}) // the raw API server side
-	check(err)
+	measure.Check(err)
 
 	for _, ns := range []string{"bench-raw", "bench-ctrl"} {
 		_ = admin.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
@@ -82,8 +76,8 @@ func main() {
 				Prefix: "b-", ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"}}},
 		},
 	}
-	check(admin.Create(ctx, def))
-	waitFor("definition Ready", 2*time.Minute, func() bool {
+	measure.Check(admin.Create(ctx, def))
+	measure.WaitFor("definition Ready", 2*time.Minute, func() bool {
 		d := &cozyv1alpha1.ApplicationDefinition{}
 		return admin.Get(ctx, types.NamespacedName{Name: "bench"}, d) == nil && meta.IsStatusConditionTrue(d.Status.Conditions, "Ready")
 	})
@@ -91,48 +85,48 @@ func main() {
 
 	// Baseline: create the HelmReleases directly.
 	start := time.Now()
-	parallel(*n, *workers, func(i int) {
+	measure.Parallel(*n, *workers, func(i int) {
 		hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("b-app-%05d", i), Namespace: "bench-raw"},
 			Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: 5 * time.Minute},
 				ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"}}}
-		check(baseline.Create(ctx, hr))
+		measure.Check(baseline.Create(ctx, hr))
 	})
 	raw := time.Since(start)
 
 	// Controller: create instances quickly, time until every HelmRelease exists.
 	start = time.Now()
-	parallel(*n, 32, func(i int) {
+	measure.Parallel(*n, 32, func(i int) {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Bench",
 			"metadata": map[string]any{"name": fmt.Sprintf("app-%05d", i), "namespace": "bench-ctrl"}, "spec": map[string]any{}}}
-		check(admin.Create(ctx, u))
+		measure.Check(admin.Create(ctx, u))
 	})
-	waitFor("HelmReleases", 30*time.Minute, func() bool { return count(ctx, admin, "bench-ctrl") >= *n })
+	measure.WaitFor("HelmReleases", 30*time.Minute, func() bool { return count(ctx, admin, "bench-ctrl") >= *n })
 	ctrl := time.Since(start)
 	report("materialisation", raw, ctrl, 0.8)
 
 	// Fan-out: baseline patches every HelmRelease; the controller follows a
 	// definition change.
 	start = time.Now()
-	parallel(*n, *workers, func(i int) {
+	measure.Parallel(*n, *workers, func(i int) {
 		hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("b-app-%05d", i), Namespace: "bench-raw"}}
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"chartRef":{"name":"bench-v2"}}}`))
-		check(baseline.Patch(ctx, hr, patch))
+		measure.Check(baseline.Patch(ctx, hr, patch))
 	})
 	raw = time.Since(start)
 	start = time.Now()
-	check(admin.Patch(ctx, def, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"release":{"chartRef":{"name":"bench-v2"}}}}`))))
-	waitFor("updated HelmReleases", 30*time.Minute, func() bool { return updated(ctx, admin, "bench-ctrl", "bench-v2") >= *n })
+	measure.Check(admin.Patch(ctx, def, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"release":{"chartRef":{"name":"bench-v2"}}}}`))))
+	measure.WaitFor("updated HelmReleases", 30*time.Minute, func() bool { return updated(ctx, admin, "bench-ctrl", "bench-v2") >= *n })
 	ctrl = time.Since(start)
 	report("definition fan-out", raw, ctrl, 0.8)
 
 	if *metricsURL != "" {
-		before := settled(*metricsURL)
+		before := measure.Settled(*metricsURL)
 		time.Sleep(2**resync + 5*time.Second)
-		after := writes(*metricsURL)
+		after := measure.Writes(*metricsURL)
 		fmt.Printf("idle: %d API writes over two resync periods (%s each), target 0\n", after-before, *resync)
 	}
 	if *pid > 0 {
-		fmt.Printf("memory: peak RSS of the helm controller at %d instances: %s, target <= 150 MiB\n", *n, peakRSS(*pid))
+		fmt.Printf("memory: peak RSS of the helm controller at %d instances: %s, target <= 150 MiB\n", *n, measure.PeakRSS(*pid))
 	}
 }
 
@@ -146,35 +140,16 @@ func report(what string, raw, ctrl time.Duration, target float64) {
 		what, raw.Seconds(), float64(*n)/raw.Seconds(), ctrl.Seconds(), float64(*n)/ctrl.Seconds(), ratio, verdict, target)
 }
 
-func parallel(n, workers int, f func(int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
 func count(ctx context.Context, c client.Client, ns string) int {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(helmv2.GroupVersion.WithKind("HelmReleaseList"))
-	check(c.List(ctx, list, client.InNamespace(ns)))
+	measure.Check(c.List(ctx, list, client.InNamespace(ns)))
 	return len(list.Items)
 }
 
 func updated(ctx context.Context, c client.Client, ns, chart string) int {
 	list := &helmv2.HelmReleaseList{}
-	check(c.List(ctx, list, client.InNamespace(ns)))
+	measure.Check(c.List(ctx, list, client.InNamespace(ns)))
 	k := 0
 	for _, hr := range list.Items {
 		if hr.Spec.ChartRef != nil && hr.Spec.ChartRef.Name == chart {
@@ -182,69 +157,4 @@ func updated(ctx context.Context, c client.Client, ns, chart string) int {
 		}
 	}
 	return k
-}
-
-func waitFor(what string, timeout time.Duration, cond func() bool) {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	fmt.Fprintf(os.Stderr, "timed out waiting for %s\n", what)
-	os.Exit(1)
-}
-
-// writes sums the controller's mutating API requests.
-func writes(url string) int {
-	resp, err := http.Get(url)
-	check(err)
-	defer resp.Body.Close()
-	total := 0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		l := sc.Text()
-		if !strings.HasPrefix(l, "rest_client_requests_total{") {
-			continue
-		}
-		for _, m := range []string{`"POST"`, `"PUT"`, `"PATCH"`, `"DELETE"`} {
-			if strings.Contains(l, m) {
-				f := strings.Fields(l)
-				v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-				total += int(v)
-			}
-		}
-	}
-	return total
-}
-
-// settled waits until the write count holds still for 5 seconds.
-func settled(url string) int {
-	w := writes(url)
-	for since := time.Now(); time.Since(since) < 5*time.Second; time.Sleep(500 * time.Millisecond) {
-		if x := writes(url); x != w {
-			w, since = x, time.Now()
-		}
-	}
-	return w
-}
-
-func peakRSS(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	check(err)
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			f := strings.Fields(l)
-			kb, _ := strconv.Atoi(f[1])
-			return fmt.Sprintf("%.0f MiB", float64(kb)/1024)
-		}
-	}
-	return "unknown"
-}
-
-func check(err error) {
-	if err != nil {
-		b, _ := json.Marshal(err.Error())
-		fmt.Fprintln(os.Stderr, "error:", string(b))
-		os.Exit(1)
-	}
 }

@@ -1,0 +1,174 @@
+// Command gatewaybench measures the gateway controllers against the
+// performance budget of the design, on a running control plane with the four
+// gateway controllers (hack/bench.sh sets that up), and prints each figure:
+//
+//   - convergence: a TenantGateway (HTTP-01) gets 60 routes; the time until
+//     its Gateway has the 64 listeners, gateway-certs has created the 60
+//     Certificates and route-conflicts has written the 60 verdicts;
+//   - conflicts: 5,000 routes on one Gateway from 50 namespaces, a fifth of
+//     them claiming another namespace's hostname; the time until every route
+//     carries its verdict, next to the time it took to create them;
+//   - idle: API writes of the four controllers over two resync periods once
+//     settled (target 0);
+//   - memory: each controller's peak resident set (VmHWM).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/bench/internal/measure"
+)
+
+var (
+	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
+	routes     = flag.Int("routes", 5000, "routes of the conflicts figure")
+	qps        = flag.Float64("qps", 200, "client QPS of the benchmark's own requests")
+	metrics    = flag.String("metrics", "", "comma-separated name=URL of the controllers' metrics endpoints")
+	pids       = flag.String("pids", "", "comma-separated name=pid of the controllers")
+	resync     = flag.Duration("resync", 30*time.Second, "the controllers' --resync-period")
+)
+
+const ours = gatewayv1alpha1.RouteConflictControllerName
+
+func main() {
+	flag.Parse()
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	measure.Check(err)
+	cfg.QPS, cfg.Burst = float32(*qps), int(2**qps)
+	scheme := runtime.NewScheme()
+	measure.Check(clientgoscheme.AddToScheme(scheme))
+	measure.Check(gatewayv1.Install(scheme))
+	measure.Check(cmv1.AddToScheme(scheme))
+	measure.Check(gatewayv1alpha1.AddToScheme(scheme))
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	measure.Check(err)
+	ctx := context.Background()
+
+	convergence(ctx, c)
+	conflicts(ctx, c)
+
+	urls := map[string]string{}
+	for _, kv := range strings.Split(*metrics, ",") {
+		if name, url, ok := strings.Cut(kv, "="); ok {
+			urls[name] = url
+		}
+	}
+	var all []string
+	for _, u := range urls {
+		all = append(all, u)
+	}
+	before := measure.Settled(all...)
+	time.Sleep(2 * *resync)
+	fmt.Printf("idle: %d API writes by the gateway controllers over two resync periods (%s) once settled (target 0)\n",
+		measure.Settled(all...)-before, 2**resync)
+	for _, kv := range strings.Split(*pids, ",") {
+		if name, pid, ok := strings.Cut(kv, "="); ok {
+			p, err := strconv.Atoi(pid)
+			measure.Check(err)
+			fmt.Printf("memory: %s peak RSS %s\n", name, measure.PeakRSS(p))
+		}
+	}
+}
+
+// convergence: one TenantGateway, 60 routes in its namespace.
+func convergence(ctx context.Context, c client.Client) {
+	const ns, n = "bench-gw60", 60
+	namespace(ctx, c, ns, nil)
+	tenantGateway(ctx, c, ns, "example.org")
+	start := time.Now()
+	measure.Parallel(n, 8, func(i int) {
+		measure.Check(c.Create(ctx, route(ns, fmt.Sprintf("app-%02d", i), ns, fmt.Sprintf("app-%02d.example.org", i))))
+	})
+	measure.WaitFor("64 listeners, 60 certificates and 60 verdicts", 5*time.Minute, func() bool {
+		var gw gatewayv1.Gateway
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cozystack"}, &gw); err != nil || len(gw.Spec.Listeners) != n+4 {
+			return false
+		}
+		var certs cmv1.CertificateList
+		measure.Check(c.List(ctx, &certs, client.InNamespace(ns), client.MatchingLabels{gatewayv1alpha1.LabelPerListenerCert: "true"}))
+		return len(certs.Items) == n && verdicts(ctx, c, ns) == n
+	})
+	fmt.Printf("convergence: a TenantGateway with %d routes has its 64 listeners, %d certificates and %d verdicts %.1fs after the routes were created\n",
+		n, n, n, time.Since(start).Seconds())
+}
+
+// conflicts: 5,000 routes from 50 namespaces on one Gateway.
+func conflicts(ctx context.Context, c client.Client) {
+	const owner, spaces = "bench-rc", 50
+	namespace(ctx, c, owner, nil)
+	for i := range spaces {
+		namespace(ctx, c, fmt.Sprintf("bench-rc-%02d", i), map[string]string{gatewayv1alpha1.LabelNamespaceGateway: owner})
+	}
+	tenantGateway(ctx, c, owner, "example.net")
+	start := time.Now()
+	measure.Parallel(*routes, 16, func(i int) {
+		host := i
+		if i%5 == 0 {
+			host = i + 1 // the next route, in the next namespace, claims it too
+		}
+		measure.Check(c.Create(ctx, route(fmt.Sprintf("bench-rc-%02d", i%spaces), fmt.Sprintf("r-%05d", i), owner, fmt.Sprintf("h-%05d.example.net", host))))
+	})
+	created := time.Since(start)
+	measure.WaitFor("every route's verdict", 15*time.Minute, func() bool {
+		total := 0
+		for i := range spaces {
+			total += verdicts(ctx, c, fmt.Sprintf("bench-rc-%02d", i))
+		}
+		return total == *routes
+	})
+	all := time.Since(start)
+	fmt.Printf("conflicts: %d routes created in %.1fs (%.0f/s); all carry their verdict after %.1fs (%.0f routes/s)\n",
+		*routes, created.Seconds(), float64(*routes)/created.Seconds(), all.Seconds(), float64(*routes)/all.Seconds())
+}
+
+func verdicts(ctx context.Context, c client.Client, ns string) int {
+	var list gatewayv1.HTTPRouteList
+	measure.Check(c.List(ctx, &list, client.InNamespace(ns)))
+	k := 0
+	for _, r := range list.Items {
+		for _, p := range r.Status.Parents {
+			if string(p.ControllerName) == ours {
+				k++
+				break
+			}
+		}
+	}
+	return k
+}
+
+func namespace(ctx context.Context, c client.Client, name string, labels map[string]string) {
+	measure.Check(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
+}
+
+func tenantGateway(ctx context.Context, c client.Client, ns, apex string) {
+	measure.Check(c.Create(ctx, &gatewayv1alpha1.TenantGateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "cozystack", Namespace: ns},
+		Spec:       gatewayv1alpha1.TenantGatewaySpec{Apex: apex},
+	}))
+}
+
+func route(ns, name, gatewayNS, hostname string) *gatewayv1.HTTPRoute {
+	gwNS := gatewayv1.Namespace(gatewayNS)
+	return &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "cozystack", Namespace: &gwNS}}},
+			Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(hostname)},
+		},
+	}
+}

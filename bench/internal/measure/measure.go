@@ -1,0 +1,113 @@
+// Package measure holds what the benchmark commands share: waiting for a
+// condition, parallel requests, a controller's API writes from its metrics,
+// and a process's peak resident set.
+package measure
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// WaitFor polls cond every 100ms and exits the process when it does not hold
+// within timeout.
+func WaitFor(what string, timeout time.Duration, cond func() bool) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	fmt.Fprintf(os.Stderr, "timed out waiting for %s\n", what)
+	os.Exit(1)
+}
+
+// Parallel calls f(0..n-1) from workers goroutines.
+func Parallel(n, workers int, f func(int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// Writes sums a controller's mutating API requests from its metrics URL.
+func Writes(url string) int {
+	resp, err := http.Get(url)
+	Check(err)
+	defer resp.Body.Close()
+	total := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "rest_client_requests_total{") {
+			continue
+		}
+		for _, m := range []string{`"POST"`, `"PUT"`, `"PATCH"`, `"DELETE"`} {
+			if strings.Contains(l, m) {
+				f := strings.Fields(l)
+				v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+				total += int(v)
+			}
+		}
+	}
+	return total
+}
+
+// Settled waits until the write count of the metrics URLs holds still for 5
+// seconds, and returns it.
+func Settled(urls ...string) int {
+	sum := func() int {
+		t := 0
+		for _, u := range urls {
+			t += Writes(u)
+		}
+		return t
+	}
+	w := sum()
+	for since := time.Now(); time.Since(since) < 5*time.Second; time.Sleep(500 * time.Millisecond) {
+		if x := sum(); x != w {
+			w, since = x, time.Now()
+		}
+	}
+	return w
+}
+
+// PeakRSS is the peak resident set (VmHWM) of a process.
+func PeakRSS(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	Check(err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.Atoi(f[1])
+			return fmt.Sprintf("%.0f MiB", float64(kb)/1024)
+		}
+	}
+	return "unknown"
+}
+
+// Check exits the process on an error.
+func Check(err error) {
+	if err != nil {
+		b, _ := json.Marshal(err.Error())
+		fmt.Fprintln(os.Stderr, "error:", string(b))
+		os.Exit(1)
+	}
+}
