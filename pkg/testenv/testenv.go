@@ -90,9 +90,13 @@ func (e *Env) Kubeconfig() ([]byte, error) {
 
 // CRDFromFile reads a CustomResourceDefinition manifest, relative to the
 // repository root (e.g. "api/crds/cozystack.io_applicationdefinitions.yaml"
-// or ".cache/crds/helm.toolkit.fluxcd.io_helmreleases.yaml").
+// or ".cache/crds/helm.toolkit.fluxcd.io_helmreleases.yaml"), or absolute.
 func CRDFromFile(rel string) (*apiextensionsv1.CustomResourceDefinition, error) {
-	b, err := os.ReadFile(filepath.Join(RepoRoot(), rel))
+	path := rel
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(RepoRoot(), rel)
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading CRD %s (run `make tools` for the third-party ones): %w", rel, err)
 	}

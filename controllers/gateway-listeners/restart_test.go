@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
+)
+
+// TestKilledMidWayConverges runs the real controller binary, kills it
+// (SIGKILL) while it builds the Gateways of 20 TenantGateways, starts it
+// again and checks that every TenantGateway ends up with exactly its
+// Gateway (three route listeners, http and three passthrough) and its
+// redirect route, reported in its status; then that two resync periods of
+// the settled system cause no API write.
+func TestKilledMidWayConverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server and the controller binary")
+	}
+	const n, routes = 20, 3
+	ctx := context.Background()
+	crds := []*apiextensionsv1.CustomResourceDefinition{}
+	for _, f := range []string{"api/crds/gateway.cozystack.io_tenantgateways.yaml", gatewayAPICRD(t, "gateways"),
+		gatewayAPICRD(t, "httproutes"), gatewayAPICRD(t, "tlsroutes")} {
+		crd, err := testenv.CRDFromFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, crd)
+	}
+	env, err := testenv.Start(crds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	bin := testenv.BuildController(t, ".")
+	kubeconfig := env.WriteKubeconfig(t)
+
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = gatewayv1.Install(scheme)
+	_ = gatewayv1alpha1.AddToScheme(scheme)
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		ns := fmt.Sprintf("tenant-%02d", i)
+		check(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+		check(t, c.Create(ctx, &gatewayv1alpha1.TenantGateway{
+			ObjectMeta: metav1.ObjectMeta{Name: "cozystack", Namespace: ns},
+			Spec: gatewayv1alpha1.TenantGatewaySpec{Apex: ns + ".example.org", CertMode: gatewayv1alpha1.CertModeHTTP01,
+				TLSPassthroughServices: []string{"api", "vm-exportproxy", "cdi-uploadproxy"}},
+		}))
+		for j := range routes {
+			check(t, c.Create(ctx, &gatewayv1.HTTPRoute{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%d", j), Namespace: ns},
+				Spec: gatewayv1.HTTPRouteSpec{
+					CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "cozystack"}}},
+					Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(fmt.Sprintf("app-%d.%s.example.org", j, ns))},
+				},
+			}))
+		}
+	}
+	gateways := func() []gatewayv1.Gateway {
+		list := &gatewayv1.GatewayList{}
+		check(t, c.List(ctx, list))
+		return list.Items
+	}
+
+	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=5", "--kube-api-burst=5", "--workers=1")
+	deadline := time.Now().Add(60 * time.Second)
+	for len(gateways()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	first.Kill()
+	killedAt := len(gateways())
+	if killedAt == 0 || killedAt >= n {
+		t.Fatalf("the kill did not land mid-way: %d of %d Gateways existed", killedAt, n)
+	}
+	t.Logf("killed the controller with %d of %d Gateways written", killedAt, n)
+
+	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
+	want := routes + 4
+	deadline = time.Now().Add(120 * time.Second)
+	done := 0
+	for time.Now().Before(deadline) {
+		list := &gatewayv1alpha1.TenantGatewayList{}
+		check(t, c.List(ctx, list))
+		done = 0
+		for _, tgw := range list.Items {
+			if len(tgw.Status.Listeners) == want && tgw.Status.ObservedGeneration == tgw.Generation {
+				done++
+			}
+		}
+		if done == n {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if done != n {
+		t.Fatalf("%d of %d TenantGateways report their %d listeners after the restart", done, n, want)
+	}
+	gws := gateways()
+	if len(gws) != n {
+		t.Fatalf("%d Gateways, want %d", len(gws), n)
+	}
+	for _, gw := range gws {
+		ref := metav1.GetControllerOf(&gw)
+		if ref == nil || ref.Kind != "TenantGateway" || len(gw.Spec.Listeners) != want {
+			t.Fatalf("Gateway %s/%s: controller %+v, %d listeners", gw.Namespace, gw.Name, ref, len(gw.Spec.Listeners))
+		}
+	}
+	redirects := &gatewayv1.HTTPRouteList{}
+	check(t, c.List(ctx, redirects, client.MatchingLabels{gatewayv1alpha1.LabelGateway: "cozystack"}))
+	if len(redirects.Items) != n {
+		t.Fatalf("%d redirect routes, want %d", len(redirects.Items), n)
+	}
+
+	before := second.SettledWrites(t, 5*time.Second)
+	time.Sleep(25 * time.Second)
+	if after := second.Writes(t); after != before {
+		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
+	}
+}
+
+// gatewayAPICRD is the path of a Gateway API standard-channel CRD in the
+// module cache, for the version this module requires.
+func gatewayAPICRD(t *testing.T, resource string) string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		t.Fatalf("locating the gateway-api module: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "gateway.networking.k8s.io_"+resource+".yaml")
+}
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
