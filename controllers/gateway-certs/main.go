@@ -17,6 +17,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/gateway-certs/internal/controller"
+	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
 
@@ -38,6 +39,8 @@ func main() {
 	must(err)
 	r := &controller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Name: Name}
 	must(r.SetupWithManager(mgr, opts.Workers))
+	must(gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Issuer", &cmv1.IssuerList{}))
+	must(gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Certificate", &cmv1.CertificateList{}))
 	manager.Start(mgr)
 }
 

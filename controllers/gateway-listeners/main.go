@@ -16,6 +16,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/gateway-listeners/internal/controller"
+	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
 
@@ -36,6 +37,8 @@ func main() {
 	must(err)
 	r := &controller.Reconciler{Client: mgr.GetClient(), Name: Name}
 	must(r.SetupWithManager(mgr, opts.Workers))
+	must(gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Gateway", &gatewayv1.GatewayList{}))
+	must(gatewayctl.ManagedObjects(mgr.GetClient(), Name, "HTTPRoute", &gatewayv1.HTTPRouteList{}))
 	manager.Start(mgr)
 }
 
