@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -138,14 +135,14 @@ func TestKilledMidWayConverges(t *testing.T) {
 	}
 }
 
-// gatewayAPICRD is the path of a Gateway API standard-channel CRD in the
-// module cache, for the version this module requires.
+// gatewayAPICRD is the path of a Gateway API standard-channel CRD, of the
+// version this module requires.
 func gatewayAPICRD(t *testing.T, resource string) string {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	path, err := testenv.ModuleFile("sigs.k8s.io/gateway-api", "config", "crd", "standard", "gateway.networking.k8s.io_"+resource+".yaml")
 	if err != nil {
-		t.Fatalf("locating the gateway-api module: %v", err)
+		t.Fatal(err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "gateway.networking.k8s.io_"+resource+".yaml")
+	return path
 }
 
 func check(t *testing.T, err error) {

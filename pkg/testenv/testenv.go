@@ -7,8 +7,10 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
@@ -111,4 +113,15 @@ func CRDFromFile(rel string) (*apiextensionsv1.CustomResourceDefinition, error) 
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// ModuleFile is the path of a file inside a module the calling module
+// requires, as the Go module cache holds it (e.g. a third-party CRD shipped
+// in the module: ModuleFile("sigs.k8s.io/gateway-api", "config", "crd", ...)).
+func ModuleFile(module string, elem ...string) (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
+	if err != nil {
+		return "", fmt.Errorf("locating module %s: %w", module, err)
+	}
+	return filepath.Join(append([]string{strings.TrimSpace(string(out))}, elem...)...), nil
 }
