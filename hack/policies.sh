@@ -4,10 +4,19 @@
 # created, so each one is probed with a request it must deny.
 #
 #   hack/policies.sh DIR     (DIR/kubeconfig: an administrator's kubeconfig)
+#
+# The probes run in a temporary tenant-* namespace without the host label
+# (every gateway and route policy denies there, fail-closed), deleted at exit.
+# Layer 3 has nothing to probe until a Tenant kind is served; it is applied in
+# the same request as the others and the API server loads policies in the
+# order it receives them, so once the last-applied one is enforced, all are.
 source "$(dirname "$0")/lib.sh"
+[[ $# -eq 1 ]] || die "usage: $0 DIR (DIR/kubeconfig: an administrator's kubeconfig)"
 DIR=$(cd "$1" && pwd)
 export KUBECONFIG="${DIR}/kubeconfig"
-PROBE_NS=tenant-cozystack-policy-probe
+[[ -f "${KUBECONFIG}" ]] || die "no kubeconfig at ${KUBECONFIG}"
+# Unique per run: a probe namespace of an earlier run may still be terminating.
+PROBE_NS="tenant-policy-probe-$(date +%s)-$$"
 PROBE_USER=cozystack:policy-probe
 
 log "installing admission policies"
@@ -18,9 +27,10 @@ cleanup() {
   kubectl delete clusterrole,clusterrolebinding "${PROBE_USER}" --ignore-not-found >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-kubectl create namespace "${PROBE_NS}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-kubectl create clusterrole "${PROBE_USER}" --verb=create --resource=namespaces >/dev/null
-kubectl create clusterrolebinding "${PROBE_USER}" --clusterrole="${PROBE_USER}" --user="${PROBE_USER}" >/dev/null
+kubectl create namespace "${PROBE_NS}" >/dev/null
+# The layer 4 probe impersonates an untrusted caller allowed to create namespaces.
+kubectl create clusterrole "${PROBE_USER}" --verb=create --resource=namespaces --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl create clusterrolebinding "${PROBE_USER}" --clusterrole="${PROBE_USER}" --user="${PROBE_USER}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
 # probe POLICY ARGS...: `kubectl create --dry-run=server ARGS` of a manifest
 # on stdin must be denied by POLICY.
