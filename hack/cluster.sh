@@ -119,7 +119,7 @@ install_crds() {
   for f in "${gw}"/config/crd/standard/*.yaml; do
     # The safe-upgrades ValidatingAdmissionPolicy is for clusters upgrading
     # Gateway API in place; it is not a CRD.
-    [[ "$(basename "${f}")" == vap_* ]] || files+=("${f}")
+    [[ "$(basename "${f}")" == *_vap_* ]] || files+=("${f}")
   done
   log "installing CRDs"
   local args=()
