@@ -125,3 +125,33 @@ func ModuleFile(module string, elem ...string) (string, error) {
 	}
 	return filepath.Join(append([]string{strings.TrimSpace(string(out))}, elem...)...), nil
 }
+
+// GatewayAPICRDs reads the Gateway API standard-channel CRDs of the given
+// resources ("gateways", "httproutes", ...) at the version the calling
+// module requires.
+func GatewayAPICRDs(resources ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return moduleCRDs("sigs.k8s.io/gateway-api", []string{"config", "crd", "standard"}, "gateway.networking.k8s.io_", resources)
+}
+
+// CertManagerCRDs reads the cert-manager CRDs of the given resources
+// ("issuers", "certificates", ...) at the version the calling module
+// requires.
+func CertManagerCRDs(resources ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return moduleCRDs("github.com/cert-manager/cert-manager", []string{"deploy", "crds"}, "cert-manager.io_", resources)
+}
+
+func moduleCRDs(module string, dir []string, prefix string, resources []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, r := range resources {
+		path, err := ModuleFile(module, append(dir, prefix+r+".yaml")...)
+		if err != nil {
+			return nil, err
+		}
+		crd, err := CRDFromFile(path)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, crd)
+	}
+	return crds, nil
+}

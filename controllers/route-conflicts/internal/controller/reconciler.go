@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,7 +37,7 @@ const indexOurParents = "status.parents.ours"
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
-	// APIReader reads fresh routes before their status is rewritten:
+	// APIReader reads a route afresh when its cached copy is stale:
 	// status.parents is an atomic list, so it is updated with the
 	// resourceVersion it was read at.
 	APIReader client.Reader
@@ -195,32 +196,41 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		}
 		return tenantgateway.RewriteRouteParents(gatewayctl.RouteParents(o), o.GetNamespace(), gwNS, gwName, refs, cond, metav1.Now())
 	}
-	if _, changed := desired(cached); !changed {
+	// The list is atomic: it is written with the resourceVersion it was read
+	// at, so others' entries are never lost. The cached copy is tried first;
+	// when it is stale the API server refuses the write and the route is
+	// read afresh.
+	write := func(o client.Object) (bool, error) {
+		parents, changed := desired(o)
+		if !changed {
+			return false, nil
+		}
+		if len(gatewayctl.RouteParents(o))+1 > tenantgateway.MaxRouteParents && len(parents) == tenantgateway.MaxRouteParents {
+			log.FromContext(ctx).Info("route status is full; our entry may be incomplete", "route", client.ObjectKeyFromObject(o))
+		}
+		switch rt := o.(type) {
+		case *gatewayv1.HTTPRoute:
+			rt.Status.Parents = parents
+		case *gatewayv1.TLSRoute:
+			rt.Status.Parents = parents
+		}
+		return true, r.Client.Status().Update(ctx, o)
+	}
+	wrote, err := write(cached.DeepCopyObject().(client.Object))
+	if apierrors.IsConflict(err) {
+		fresh := cached.DeepCopyObject().(client.Object)
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), fresh); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		wrote, err = write(fresh)
+	}
+	if err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("writing the status of %s %s/%s: %w", kind, cached.GetNamespace(), cached.GetName(), err))
+	}
+	if !wrote {
 		return nil
-	}
-	// Rewrite on a fresh copy: the list is atomic, and others' entries in it
-	// must be the latest ones. A conflict on update is retried.
-	fresh := cached.DeepCopyObject().(client.Object)
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), fresh); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	parents, changed := desired(fresh)
-	if !changed {
-		return nil
-	}
-	if len(gatewayctl.RouteParents(fresh))+1 > tenantgateway.MaxRouteParents && len(parents) == tenantgateway.MaxRouteParents {
-		log.FromContext(ctx).Info("route status is full; our entry may be incomplete", "route", client.ObjectKeyFromObject(fresh))
-	}
-	switch rt := fresh.(type) {
-	case *gatewayv1.HTTPRoute:
-		rt.Status.Parents = parents
-	case *gatewayv1.TLSRoute:
-		rt.Status.Parents = parents
-	}
-	if err := r.Client.Status().Update(ctx, fresh); err != nil {
-		return fmt.Errorf("writing the status of %s %s/%s: %w", kind, fresh.GetNamespace(), fresh.GetName(), err)
 	}
 	gatewayctl.CountWrite(r.Name, kind, "status")
-	log.FromContext(ctx).Info("verdict written", "kind", kind, "route", client.ObjectKeyFromObject(fresh))
+	log.FromContext(ctx).Info("verdict written", "kind", kind, "route", client.ObjectKeyFromObject(cached))
 	return nil
 }

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
+)
+
+// TestKilledMidWayConverges runs the real controller binary against 20
+// TenantGateways in HTTP-01 mode whose Gateways someone else maintains
+// (three per-hostname HTTPS listeners each), kills it (SIGKILL) while it
+// writes their Issuers and Certificates, starts it again and checks that
+// every TenantGateway ends up with exactly its Issuer and one Certificate per
+// listener, reported in CertificatesReady; then that two resync periods of
+// the settled system cause no API write.
+func TestKilledMidWayConverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server and the controller binary")
+	}
+	const n, hosts = 20, 3
+	ctx := context.Background()
+	crds, err := testenv.GatewayAPICRDs("gateways")
+	check(t, err)
+	cm, err := testenv.CertManagerCRDs("issuers", "certificates")
+	check(t, err)
+	own, err := testenv.CRDFromFile("api/crds/gateway.cozystack.io_tenantgateways.yaml")
+	check(t, err)
+	env, err := testenv.Start(append(append(crds, cm...), own)...)
+	check(t, err)
+	defer func() { _ = env.Stop() }()
+	bin := testenv.BuildController(t, ".")
+	kubeconfig := env.WriteKubeconfig(t)
+
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = gatewayv1.Install(scheme)
+	_ = cmv1.AddToScheme(scheme)
+	_ = gatewayv1alpha1.AddToScheme(scheme)
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	check(t, err)
+	for i := range n {
+		ns := fmt.Sprintf("tenant-%02d", i)
+		check(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+		tgw := &gatewayv1alpha1.TenantGateway{
+			ObjectMeta: metav1.ObjectMeta{Name: "cozystack", Namespace: ns},
+			Spec:       gatewayv1alpha1.TenantGatewaySpec{Apex: ns + ".example.org", CertMode: gatewayv1alpha1.CertModeHTTP01},
+		}
+		check(t, c.Create(ctx, tgw))
+		var hostnames []string
+		for j := range hosts {
+			hostnames = append(hostnames, fmt.Sprintf("app-%d.%s", j, tgw.Spec.Apex))
+		}
+		listeners, _, err := tenantgateway.DesiredListeners(tenantgateway.NewListenersInput(tgw, hostnames, nil))
+		check(t, err)
+		check(t, c.Create(ctx, tenantgateway.DesiredGateway(tenantgateway.GatewayInput{
+			TenantGateway: tgw.Name, Namespace: ns, GatewayClassName: "cilium", Listeners: listeners, ManagedBy: "someone-else"})))
+	}
+	count := func(list client.ObjectList) int {
+		check(t, c.List(ctx, list))
+		return meta.LenList(list)
+	}
+
+	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=5", "--kube-api-burst=5", "--workers=1")
+	deadline := time.Now().Add(60 * time.Second)
+	for count(&cmv1.CertificateList{}) < 5 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	first.Kill()
+	killedAt := count(&cmv1.CertificateList{})
+	if killedAt == 0 || killedAt >= n*hosts {
+		t.Fatalf("the kill did not land mid-way: %d of %d Certificates existed", killedAt, n*hosts)
+	}
+	t.Logf("killed the controller with %d of %d Certificates written", killedAt, n*hosts)
+
+	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
+	deadline = time.Now().Add(120 * time.Second)
+	reported := 0
+	for time.Now().Before(deadline) {
+		list := &gatewayv1alpha1.TenantGatewayList{}
+		check(t, c.List(ctx, list))
+		reported = 0
+		for _, tgw := range list.Items {
+			cond := meta.FindStatusCondition(tgw.Status.Conditions, gatewayv1alpha1.ConditionCertificatesReady)
+			if cond != nil && cond.ObservedGeneration == tgw.Generation {
+				reported++
+			}
+		}
+		if reported == n && count(&cmv1.CertificateList{}) == n*hosts {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if reported != n {
+		t.Fatalf("%d of %d TenantGateways report CertificatesReady with all %d Certificates written", reported, n, n*hosts)
+	}
+
+	issuers := &cmv1.IssuerList{}
+	check(t, c.List(ctx, issuers))
+	if len(issuers.Items) != n {
+		t.Fatalf("%d Issuers, want %d", len(issuers.Items), n)
+	}
+	for _, is := range issuers.Items {
+		if ref := metav1.GetControllerOf(&is); ref == nil || ref.Kind != "TenantGateway" || is.Name != "cozystack-gateway" {
+			t.Fatalf("Issuer %s/%s: controller %+v", is.Namespace, is.Name, ref)
+		}
+	}
+	// Every listener's Secret is the one a Certificate of this TenantGateway
+	// writes, and no Certificate is left over.
+	gws := &gatewayv1.GatewayList{}
+	check(t, c.List(ctx, gws))
+	certs := &cmv1.CertificateList{}
+	check(t, c.List(ctx, certs))
+	secrets := map[string]bool{}
+	for _, cert := range certs.Items {
+		if ref := metav1.GetControllerOf(&cert); ref == nil || ref.Kind != "TenantGateway" || len(cert.Spec.DNSNames) != 1 {
+			t.Fatalf("Certificate %s/%s: controller %+v, dnsNames %v", cert.Namespace, cert.Name, ref, cert.Spec.DNSNames)
+		}
+		secrets[cert.Namespace+"/"+cert.Spec.SecretName] = true
+	}
+	for _, gw := range gws.Items {
+		for _, l := range gw.Spec.Listeners {
+			if l.TLS == nil || l.TLS.Mode == nil || *l.TLS.Mode != gatewayv1.TLSModeTerminate {
+				continue
+			}
+			for _, ref := range l.TLS.CertificateRefs {
+				if !secrets[gw.Namespace+"/"+string(ref.Name)] {
+					t.Fatalf("listener %s of %s/%s: no Certificate writes Secret %s", l.Name, gw.Namespace, gw.Name, ref.Name)
+				}
+				delete(secrets, gw.Namespace+"/"+string(ref.Name))
+			}
+		}
+	}
+	if len(secrets) != 0 {
+		t.Fatalf("Certificates no listener needs: %v", secrets)
+	}
+
+	before := second.SettledWrites(t, 5*time.Second)
+	time.Sleep(25 * time.Second)
+	if after := second.Writes(t); after != before {
+		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
+	}
+}
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,125 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
+)
+
+// countingReader counts the fresh reads writeVerdict makes.
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.gets++
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestWriteVerdict checks that a verdict is written from the cached copy when
+// it is current, and that a stale cached copy never overwrites an entry the
+// Gateway implementation wrote after it: the write is refused and redone on
+// a fresh read.
+func TestWriteVerdict(t *testing.T) {
+	const gwNS, gwName = "tenant-a", "public"
+	cilium := gatewayv1.RouteParentStatus{
+		ParentRef:      gatewayv1.ParentReference{Name: gwName},
+		ControllerName: "io.cilium/gateway-controller",
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted",
+			LastTransitionTime: metav1.Now()}},
+	}
+	loser := tenantgateway.Verdict{Accepted: false, Reason: "HostnameConflict", Message: "lost to HTTPRoute tenant-a/web"}
+
+	for _, tc := range []struct {
+		name      string
+		stale     bool // the implementation writes its entry after the cache was filled
+		wantGets  int
+		wantOther bool
+	}{
+		{name: "current cache", stale: false, wantGets: 0, wantOther: false},
+		{name: "stale cache", stale: true, wantGets: 1, wantOther: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			scheme := runtime.NewScheme()
+			if err := gatewayv1.Install(scheme); err != nil {
+				t.Fatal(err)
+			}
+			route := &gatewayv1.HTTPRoute{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "web", Generation: 1},
+				Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
+					Name: gwName, Namespace: ptr(gatewayv1.Namespace(gwNS))}}}},
+			}
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(route).WithStatusSubresource(route).Build()
+			cached := &gatewayv1.HTTPRoute{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(route), cached); err != nil {
+				t.Fatal(err)
+			}
+			if tc.stale {
+				latest := cached.DeepCopy()
+				latest.Status.Parents = []gatewayv1.RouteParentStatus{cilium}
+				latest.Status.Parents[0].ParentRef.Namespace = ptr(gatewayv1.Namespace(gwNS))
+				if err := c.Status().Update(ctx, latest); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reader := &countingReader{Reader: c}
+			r := &Reconciler{Client: c, APIReader: reader, Name: "route-conflicts"}
+			verdicts := map[tenantgateway.RouteKey]tenantgateway.Verdict{
+				{Kind: tenantgateway.KindHTTPRoute, Namespace: "tenant-b", Name: "web"}: loser,
+			}
+			if err := r.writeVerdict(ctx, cached, gwNS, gwName, verdicts); err != nil {
+				t.Fatal(err)
+			}
+			if reader.gets != tc.wantGets {
+				t.Errorf("fresh reads: got %d, want %d", reader.gets, tc.wantGets)
+			}
+			var got gatewayv1.HTTPRoute
+			if err := c.Get(ctx, client.ObjectKeyFromObject(route), &got); err != nil {
+				t.Fatal(err)
+			}
+			var ours, other int
+			for _, p := range got.Status.Parents {
+				switch string(p.ControllerName) {
+				case gatewayv1alpha1.RouteConflictControllerName:
+					ours++
+					if len(p.Conditions) != 1 || p.Conditions[0].Reason != "HostnameConflict" || p.Conditions[0].Status != metav1.ConditionFalse {
+						t.Errorf("our entry: %+v", p.Conditions)
+					}
+				case string(cilium.ControllerName):
+					other++
+				}
+			}
+			if ours != 1 {
+				t.Errorf("our entries: got %d, want 1 (%+v)", ours, got.Status.Parents)
+			}
+			if (other == 1) != tc.wantOther {
+				t.Errorf("implementation entries: got %d, want present=%v", other, tc.wantOther)
+			}
+
+			// Settled: a second pass with the current copy writes nothing.
+			rv := got.ResourceVersion
+			if err := r.writeVerdict(ctx, &got, gwNS, gwName, verdicts); err != nil {
+				t.Fatal(err)
+			}
+			var again gatewayv1.HTTPRoute
+			if err := c.Get(ctx, client.ObjectKeyFromObject(route), &again); err != nil {
+				t.Fatal(err)
+			}
+			if again.ResourceVersion != rv {
+				t.Errorf("a settled route was written again")
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
