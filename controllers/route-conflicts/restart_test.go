@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,15 +28,15 @@ func TestKilledMidWayConverges(t *testing.T) {
 	}
 	const spaces, perSpace = 20, 10
 	ctx := context.Background()
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, f := range []string{"api/crds/gateway.cozystack.io_tenantgateways.yaml", gatewayAPICRD(t, "httproutes"), gatewayAPICRD(t, "tlsroutes")} {
-		crd, err := testenv.CRDFromFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		crds = append(crds, crd)
+	crds, err := testenv.GatewayAPICRDs("httproutes", "tlsroutes")
+	if err != nil {
+		t.Fatal(err)
 	}
-	env, err := testenv.Start(crds...)
+	own, err := testenv.CRDFromFile("api/crds/gateway.cozystack.io_tenantgateways.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := testenv.Start(append(crds, own)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,16 +132,6 @@ func TestKilledMidWayConverges(t *testing.T) {
 	if after := second.Writes(t); after != before {
 		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
 	}
-}
-
-// gatewayAPICRD is the path of a Gateway API standard-channel CRD, of the
-// version this module requires.
-func gatewayAPICRD(t *testing.T, resource string) string {
-	path, err := testenv.ModuleFile("sigs.k8s.io/gateway-api", "config", "crd", "standard", "gateway.networking.k8s.io_"+resource+".yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func check(t *testing.T, err error) {
