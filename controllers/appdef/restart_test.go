@@ -72,20 +72,10 @@ func TestKilledMidWayConverges(t *testing.T) {
 		return list.Items
 	}
 
-	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=5", "--kube-api-burst=5", "--workers=1")
-	deadline := time.Now().Add(60 * time.Second)
-	for len(ours()) < 3 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	first.Kill()
-	killedAt := len(ours())
-	if killedAt == 0 || killedAt >= n {
-		t.Fatalf("the kill did not land mid-way: %d of %d CRDs existed", killedAt, n)
-	}
-	t.Logf("killed the controller with %d of %d CRDs written", killedAt, n)
+	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, func() int { return len(ours()) }, 3, n, "CRDs written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline = time.Now().Add(120 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	ready := 0
 	for time.Now().Before(deadline) {
 		list := &cozyv1alpha1.ApplicationDefinitionList{}
@@ -117,11 +107,7 @@ func TestKilledMidWayConverges(t *testing.T) {
 		}
 	}
 
-	before := second.SettledWrites(t, 5*time.Second)
-	time.Sleep(25 * time.Second)
-	if after := second.Writes(t); after != before {
-		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
-	}
+	second.AssertIdle(t, 25*time.Second)
 }
 
 func chartRef() *helmv2.CrossNamespaceSourceReference {

@@ -74,20 +74,10 @@ func TestKilledMidWayConverges(t *testing.T) {
 		return meta.LenList(list)
 	}
 
-	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=5", "--kube-api-burst=5", "--workers=1")
-	deadline := time.Now().Add(60 * time.Second)
-	for count(&cmv1.CertificateList{}) < 5 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	first.Kill()
-	killedAt := count(&cmv1.CertificateList{})
-	if killedAt == 0 || killedAt >= n*hosts {
-		t.Fatalf("the kill did not land mid-way: %d of %d Certificates existed", killedAt, n*hosts)
-	}
-	t.Logf("killed the controller with %d of %d Certificates written", killedAt, n*hosts)
+	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, func() int { return count(&cmv1.CertificateList{}) }, 5, n*hosts, "Certificates written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline = time.Now().Add(120 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	reported := 0
 	for time.Now().Before(deadline) {
 		list := &gatewayv1alpha1.TenantGatewayList{}
@@ -148,11 +138,7 @@ func TestKilledMidWayConverges(t *testing.T) {
 		t.Fatalf("Certificates no listener needs: %v", secrets)
 	}
 
-	before := second.SettledWrites(t, 5*time.Second)
-	time.Sleep(25 * time.Second)
-	if after := second.Writes(t); after != before {
-		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
-	}
+	second.AssertIdle(t, 25*time.Second)
 }
 
 func check(t *testing.T, err error) {

@@ -77,21 +77,11 @@ func TestKilledMidWayConverges(t *testing.T) {
 		return list.Items
 	}
 
-	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=5", "--kube-api-burst=5", "--workers=1")
-	deadline := time.Now().Add(60 * time.Second)
-	for len(gateways()) < 3 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	first.Kill()
-	killedAt := len(gateways())
-	if killedAt == 0 || killedAt >= n {
-		t.Fatalf("the kill did not land mid-way: %d of %d Gateways existed", killedAt, n)
-	}
-	t.Logf("killed the controller with %d of %d Gateways written", killedAt, n)
+	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, func() int { return len(gateways()) }, 3, n, "Gateways written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
 	want := routes + 4
-	deadline = time.Now().Add(120 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	done := 0
 	for time.Now().Before(deadline) {
 		list := &gatewayv1alpha1.TenantGatewayList{}
@@ -126,11 +116,7 @@ func TestKilledMidWayConverges(t *testing.T) {
 		t.Fatalf("%d redirect routes, want %d", len(redirects.Items), n)
 	}
 
-	before := second.SettledWrites(t, 5*time.Second)
-	time.Sleep(25 * time.Second)
-	if after := second.Writes(t); after != before {
-		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
-	}
+	second.AssertIdle(t, 25*time.Second)
 }
 
 func check(t *testing.T, err error) {

@@ -89,20 +89,10 @@ spec:
 	}
 
 	// First run, throttled so the kill lands mid-way.
-	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=20", "--kube-api-burst=20", "--workers=2")
-	deadline := time.Now().Add(60 * time.Second)
-	for count() < 20 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	first.Kill()
-	killedAt := count()
-	if killedAt == 0 || killedAt >= n {
-		t.Fatalf("the kill did not land mid-way: %d of %d HelmReleases existed", killedAt, n)
-	}
-	t.Logf("killed the controller with %d of %d HelmReleases written", killedAt, n)
+	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=20", "--kube-api-burst=20", "--workers=2"}, count, 20, n, "HelmReleases written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline = time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for count() < n && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -126,11 +116,7 @@ spec:
 
 	// Settled: once the last statuses are written, no write over two resync
 	// periods.
-	before := second.SettledWrites(t, 5*time.Second)
-	time.Sleep(25 * time.Second)
-	if after := second.Writes(t); after != before {
-		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
-	}
+	second.AssertIdle(t, 25*time.Second)
 }
 
 func startEnv(t *testing.T) *testenv.Env {

@@ -83,20 +83,10 @@ func TestKilledMidWayConverges(t *testing.T) {
 		return k
 	}
 
-	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=5", "--kube-api-burst=5", "--workers=1")
-	deadline := time.Now().Add(60 * time.Second)
-	for labelled() < 5 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	first.Kill()
-	killedAt := labelled()
-	if killedAt == 0 || killedAt >= len(want) {
-		t.Fatalf("the kill did not land mid-way: %d of %d namespaces labelled", killedAt, len(want))
-	}
-	t.Logf("killed the controller with %d of %d namespaces labelled", killedAt, len(want))
+	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, labelled, 5, len(want), "namespaces labelled")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline = time.Now().Add(120 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	reported := 0
 	for time.Now().Before(deadline) {
 		list := &gatewayv1alpha1.TenantGatewayList{}
@@ -141,11 +131,7 @@ func TestKilledMidWayConverges(t *testing.T) {
 		t.Fatalf("tenant-01 lists a namespace another gateway's label claims, yet NamespacesAttached is %s: %s", cond.Status, cond.Message)
 	}
 
-	before := second.SettledWrites(t, 5*time.Second)
-	time.Sleep(25 * time.Second)
-	if after := second.Writes(t); after != before {
-		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
-	}
+	second.AssertIdle(t, 25*time.Second)
 }
 
 func check(t *testing.T, err error) {

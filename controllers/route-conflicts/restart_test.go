@@ -105,20 +105,10 @@ func TestKilledMidWayConverges(t *testing.T) {
 		return total, lost
 	}
 
-	first := testenv.StartController(t, bin, kubeconfig, "--kube-api-qps=5", "--kube-api-burst=5", "--workers=1")
-	deadline := time.Now().Add(60 * time.Second)
-	for n, _ := verdicts(); n < 10 && time.Now().Before(deadline); n, _ = verdicts() {
-		time.Sleep(50 * time.Millisecond)
-	}
-	first.Kill()
-	killedAt, _ := verdicts()
-	if killedAt == 0 || killedAt >= spaces*perSpace {
-		t.Fatalf("the kill did not land mid-way: %d of %d verdicts written", killedAt, spaces*perSpace)
-	}
-	t.Logf("killed the controller with %d of %d verdicts written", killedAt, spaces*perSpace)
+	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, func() int { n, _ := verdicts(); return n }, 10, spaces*perSpace, "verdicts written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline = time.Now().Add(120 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	total, lost := verdicts()
 	for ; total != spaces*perSpace && time.Now().Before(deadline); total, lost = verdicts() {
 		time.Sleep(200 * time.Millisecond)
@@ -127,11 +117,7 @@ func TestKilledMidWayConverges(t *testing.T) {
 		t.Fatalf("after the restart: %d verdicts (want %d), %d lost (want %d)", total, spaces*perSpace, lost, (spaces-1)*perSpace)
 	}
 
-	before := second.SettledWrites(t, 5*time.Second)
-	time.Sleep(25 * time.Second)
-	if after := second.Writes(t); after != before {
-		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
-	}
+	second.AssertIdle(t, 25*time.Second)
 }
 
 func check(t *testing.T, err error) {

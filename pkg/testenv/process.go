@@ -131,9 +131,41 @@ func (c *Controller) Writes(t *testing.T) int {
 	return total
 }
 
-// SettledWrites waits until the controller has made no write for quiet,
+// KillMidWay starts the controller at bin with args (throttled, so that its
+// work takes a while), waits up to a minute until progress reports at least
+// at, and kills it (SIGKILL). The test fails unless the kill landed mid-way:
+// some, but not all, of total done. what names the counted work in messages
+// ("Gateways written"). It returns how much was done.
+func KillMidWay(t *testing.T, bin, kubeconfig string, args []string, progress func() int, at, total int, what string) int {
+	t.Helper()
+	c := StartController(t, bin, kubeconfig, args...)
+	for deadline := time.Now().Add(time.Minute); progress() < at && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.Kill()
+	done := progress()
+	if done == 0 || done >= total {
+		t.Fatalf("the kill did not land mid-way: %d of %d %s", done, total, what)
+	}
+	t.Logf("killed the controller with %d of %d %s", done, total, what)
+	return done
+}
+
+// AssertIdle waits until the controller has made no write for five seconds,
+// then fails the test if it makes any API write over window (two resync
+// periods of a settled system).
+func (c *Controller) AssertIdle(t *testing.T, window time.Duration) {
+	t.Helper()
+	before := c.settledWrites(t, 5*time.Second)
+	time.Sleep(window)
+	if after := c.Writes(t); after != before {
+		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
+	}
+}
+
+// settledWrites waits until the controller has made no write for quiet,
 // and returns its write count then.
-func (c *Controller) SettledWrites(t *testing.T, quiet time.Duration) int {
+func (c *Controller) settledWrites(t *testing.T, quiet time.Duration) int {
 	t.Helper()
 	n := c.Writes(t)
 	for since := time.Now(); time.Since(since) < quiet; {
