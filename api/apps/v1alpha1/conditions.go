@@ -65,3 +65,21 @@ const AnnotationApprovePlan = "apps.cozystack.io/approve-plan"
 // FinalizerDestroy holds an instance whose definition destroys resources on
 // deletion until its Terraform object is gone.
 const FinalizerDestroy = "apps.cozystack.io/destroy-resources"
+
+// InstanceAnnotationPrefix prefixes an instance's own annotation keys on its
+// backing HelmRelease, as upstream Cozystack's API does: annotation
+// team/owner=a becomes apps.cozystack.io-team/owner=a. Reading a HelmRelease
+// back (cozyplane migrate) strips it again.
+const InstanceAnnotationPrefix = "apps.cozystack.io-"
+
+// AnnotationAdopt on an instance is the proof that lets a backend controller
+// take over one existing backing object that it did not create: its value is
+// that object's metadata.uid. cozyplane migrate writes it when it turns a
+// HelmRelease written by upstream Cozystack's aggregated API into an
+// instance. A controller adopts only the object with the derived name whose
+// uid equals this value, that carries the application labels naming this
+// instance's kind and name, and that has no controller ownerReference; any
+// other object with the derived name is still reported as not owned and left
+// untouched. Control annotations such as this one are not copied to the
+// backing object.
+const AnnotationAdopt = "apps.cozystack.io/adopt"
