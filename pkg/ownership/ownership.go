@@ -3,15 +3,15 @@
 // Our controllers derive the names of the objects they own (a HelmRelease
 // named <prefix><instance>, a Gateway named after its TenantGateway). An
 // object with such a name that is not controlled by the expected owner belongs
-// to someone else: it is never overwritten, adopted or deleted. The guard
-// returns a typed error that the caller turns into a status condition naming
-// the object and what to do.
+// to someone else: it is never overwritten or deleted, and adopted only when
+// the owner holds explicit proof naming that very object (Decide, Claim). The
+// guard returns a typed error that the caller turns into a status condition
+// naming the object and what to do.
 package ownership
 
 import (
 	"errors"
 	"fmt"
-	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,6 +29,12 @@ type NotOwnedError struct {
 	// OwnerKind and OwnerName identify who expected to own it.
 	OwnerKind string
 	OwnerName string
+	// Refusal says why an adoption proof was not honoured ("" when there
+	// was none).
+	Refusal string
+	// Hint is the caller's advice on handing the object over, appended to
+	// the message.
+	Hint string
 }
 
 func (e *NotOwnedError) Error() string {
@@ -40,8 +46,15 @@ func (e *NotOwnedError) Error() string {
 	if e.Namespace != "" {
 		obj = e.Namespace + "/" + e.Name
 	}
-	return fmt.Sprintf("%s %s already exists and %s, so it was left untouched: delete or rename it, "+
-		"or add a controller ownerReference to %s %s to let it be managed", e.Kind, obj, held, e.OwnerKind, e.OwnerName)
+	msg := fmt.Sprintf("%s %s already exists and %s, so it was left untouched", e.Kind, obj, held)
+	if e.Refusal != "" {
+		msg += " (not adopted: " + e.Refusal + ")"
+	}
+	msg += fmt.Sprintf(": delete or rename it, or add a controller ownerReference to %s %s to let it be managed", e.OwnerKind, e.OwnerName)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
 }
 
 // IsNotOwned reports whether err is (or wraps) a *NotOwnedError.
@@ -59,23 +72,10 @@ type Owner struct {
 
 // Check returns nil when existing is nil (nothing there yet) or controlled by
 // owner, and a *NotOwnedError otherwise. kind names existing's kind for the
-// message.
+// message. It is Decide without an adoption proof.
 func Check(kind string, existing metav1.Object, owner Owner) error {
-	if existing == nil || reflect.ValueOf(existing).IsNil() {
-		return nil
-	}
-	ref := metav1.GetControllerOfNoCopy(existing)
-	if ref != nil && string(ref.UID) == owner.UID {
-		return nil
-	}
-	e := &NotOwnedError{
-		Kind: kind, Namespace: existing.GetNamespace(), Name: existing.GetName(),
-		OwnerKind: owner.GVK.Kind, OwnerName: owner.Name,
-	}
-	if ref != nil {
-		e.Controller = ref.Kind + " " + ref.Name
-	}
-	return e
+	_, err := Decide(kind, existing, Claim{Owner: owner})
+	return err
 }
 
 // ControllerRef returns the controller ownerReference that marks an object as

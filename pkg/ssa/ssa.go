@@ -10,8 +10,17 @@
 // state (say, a label the definition no longer asks for) still triggers an
 // apply, which then drops that field.
 //
-// Fields that other managers own (a shard key, another controller's labels)
-// are never in our intent, so server-side apply leaves them alone.
+// Fields that other managers own (another controller's labels) are never in
+// our intent, so server-side apply leaves them alone.
+//
+// A few fields are first set by us and then owned by someone else at run time
+// (a shard operator moving an object between controller shards through a
+// label). We cannot leave such a field out of our intent once we have set it
+// (server-side apply deletes a field its last applier stops applying), nor
+// keep applying our first value (that reverts the other actor, forcibly, on
+// every write). Such a field is applied with the live value (see
+// LiveLabels): we then share its ownership with whoever moved it, never
+// change it, and never write merely because it moved.
 package ssa
 
 import (
@@ -61,18 +70,54 @@ func (r Result) String() string {
 // HashAnnotation is the annotation key that carries this manager's hash.
 func (a Applier) HashAnnotation() string { return AnnotationAppliedHashPrefix + a.FieldManager }
 
+// Option tunes one Apply.
+type Option func(*options)
+
+type options struct {
+	liveLabels   []string
+	precondition bool
+}
+
+// LiveLabels names labels whose desired value was copied from the live object
+// because another actor owns them at run time. They are left out of the
+// intent hash, so a change made by their owner never causes a write of ours,
+// and an apply that carries one of them is sent with the live object's
+// resourceVersion as a precondition: if the object moved on since it was read
+// (say, the label was changed again), the API server answers Conflict
+// instead of letting a stale value win, and the caller retries on a fresh
+// read.
+func LiveLabels(keys ...string) Option {
+	return func(o *options) { o.liveLabels = append(o.liveLabels, keys...) }
+}
+
+// IfUnchanged sends the apply with the live object's resourceVersion as a
+// precondition: it fails with Conflict when the object changed since live was
+// read. Use it when the decision to write depended on what live looked like
+// (taking over an object after checking who controls it).
+func IfUnchanged() Option {
+	return func(o *options) { o.precondition = true }
+}
+
 // Apply makes the live object match desired for the fields desired sets.
 // live is the current object (nil when it does not exist), typically read from
 // a cache; desired must carry apiVersion, kind, name and namespace. Apply adds
 // the intent hash annotation to desired before sending it.
-func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstructured) (Result, error) {
-	hash, err := IntentHash(desired)
+func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstructured, opts ...Option) (Result, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	hash, err := IntentHash(withoutLabels(desired, o.liveLabels))
 	if err != nil {
 		return Unchanged, err
 	}
 	key := a.HashAnnotation()
 	if live != nil && live.GetAnnotations()[key] == hash && Contains(live.Object, withoutHash(desired, key).Object) {
 		return Unchanged, nil
+	}
+	precondition := ""
+	if live != nil && (o.precondition || carriesAny(live, o.liveLabels)) {
+		precondition = live.GetResourceVersion()
 	}
 	ann := desired.GetAnnotations()
 	if ann == nil {
@@ -81,7 +126,7 @@ func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstruct
 	ann[key] = hash
 	desired.SetAnnotations(ann)
 	desired.SetManagedFields(nil)
-	desired.SetResourceVersion("")
+	desired.SetResourceVersion(precondition)
 	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
 		return Unchanged, err
 	}
@@ -132,6 +177,31 @@ func IntentHash(desired *unstructured.Unstructured) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12]), nil
+}
+
+// withoutLabels returns u without the named labels (u itself when there are
+// none to drop).
+func withoutLabels(u *unstructured.Unstructured, keys []string) *unstructured.Unstructured {
+	if !carriesAny(u, keys) {
+		return u
+	}
+	c := u.DeepCopy()
+	l := c.GetLabels()
+	for _, k := range keys {
+		delete(l, k)
+	}
+	c.SetLabels(l)
+	return c
+}
+
+func carriesAny(u *unstructured.Unstructured, labelKeys []string) bool {
+	l := u.GetLabels()
+	for _, k := range labelKeys {
+		if _, ok := l[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func withoutHash(u *unstructured.Unstructured, key string) *unstructured.Unstructured {

@@ -1,9 +1,13 @@
 package ssa
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestContains(t *testing.T) {
@@ -58,5 +62,76 @@ func TestIntentHash(t *testing.T) {
 	c, _ := IntentHash(withHash)
 	if a != c {
 		t.Fatal("the hash annotation or resourceVersion changed the intent hash")
+	}
+}
+
+// recorder records the objects an Applier sends.
+type recorder struct {
+	client.Client
+	sent []*unstructured.Unstructured
+}
+
+func (r *recorder) Apply(_ context.Context, obj runtime.ApplyConfiguration, _ ...client.ApplyOption) error {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	r.sent = append(r.sent, u)
+	return nil
+}
+
+func TestApplyLiveLabels(t *testing.T) {
+	const shard = "sharding.fluxcd.io/key"
+	ctx := context.Background()
+	desiredWith := func(labels map[string]any) *unstructured.Unstructured { return obj(labels) }
+
+	rec := &recorder{}
+	a := Applier{Client: rec, FieldManager: "m"}
+	// Created with the definition's shard; the live object as the server
+	// stored it.
+	first := desiredWith(map[string]any{"app": "x", shard: "tenants"})
+	if res, err := a.Apply(ctx, first, nil, LiveLabels(shard)); err != nil || res != Created {
+		t.Fatalf("create: %v %v", res, err)
+	}
+	if rv := rec.sent[0].GetResourceVersion(); rv != "" {
+		t.Fatalf("a create carries no precondition, got resourceVersion %q", rv)
+	}
+	live := rec.sent[0].DeepCopy()
+	live.SetResourceVersion("7")
+
+	// The shard operator moves it: the desired state follows the live value,
+	// and that is no reason to write.
+	live.SetLabels(map[string]string{"app": "x", shard: "shard3"})
+	if res, err := a.Apply(ctx, desiredWith(map[string]any{"app": "x", shard: "shard3"}), live, LiveLabels(shard)); err != nil || res != Unchanged {
+		t.Fatalf("after a move: %v %v, want unchanged", res, err)
+	}
+	// A real change is sent with the followed value and a precondition on
+	// the version it was read from.
+	if res, err := a.Apply(ctx, desiredWith(map[string]any{"app": "y", shard: "shard3"}), live, LiveLabels(shard)); err != nil || res != Updated {
+		t.Fatalf("after a change: %v %v, want updated", res, err)
+	}
+	sent := rec.sent[len(rec.sent)-1]
+	if sent.GetLabels()[shard] != "shard3" || sent.GetResourceVersion() != "7" {
+		t.Fatalf("sent labels %v resourceVersion %q, want shard3 under precondition 7", sent.GetLabels(), sent.GetResourceVersion())
+	}
+	// Without followed labels on the live object there is no precondition.
+	live2 := live.DeepCopy()
+	live2.SetLabels(map[string]string{"app": "x"})
+	if _, err := a.Apply(ctx, desiredWith(map[string]any{"app": "z"}), live2, LiveLabels(shard)); err != nil {
+		t.Fatal(err)
+	}
+	if rv := rec.sent[len(rec.sent)-1].GetResourceVersion(); rv != "" {
+		t.Fatalf("unexpected precondition %q", rv)
+	}
+	// IfUnchanged asks for one explicitly.
+	if _, err := a.Apply(ctx, desiredWith(map[string]any{"app": "w"}), live2, IfUnchanged()); err != nil {
+		t.Fatal(err)
+	}
+	if rv := rec.sent[len(rec.sent)-1].GetResourceVersion(); rv != "7" {
+		t.Fatalf("IfUnchanged sent resourceVersion %q, want 7", rv)
 	}
 }
