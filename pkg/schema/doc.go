@@ -57,7 +57,17 @@
 //     author wrote would be worse.
 //
 // The result then goes through the API server's own structural-schema
-// checks (NewStructural, ValidateStructural); BuildCRD runs the whole CRD
+// checks (NewStructural, ValidateStructural). Then every object or array
+// default is stored expanded (expandDefaults): as written, with the defaults
+// of its members applied, recursively, by the API server's own defaulting
+// algorithm. Definitions written for upstream Cozystack say "default": {}
+// next to "required" members that carry their own defaults; upstream (and the
+// API server, when it defaults an instance) fills the members in, but the API
+// server checks a CRD's defaults as written and would refuse {}. Expanded,
+// the default is valid and every instance is stored exactly as before. A
+// default that still misses a required member, or holds a value of the wrong
+// type or outside its enum, is refused by the CRD validation below, naming
+// the field (openAPISchema.properties[backup].default.bucket). BuildCRD runs the whole CRD
 // validation (defaults, CEL compilation and cost, names, printer columns).
 // Every failure is an *Error whose Reason is the ApplicationDefinition
 // condition reason and whose message names the field, e.g.

@@ -66,6 +66,8 @@ const schemaRoot = "openAPISchema"
 // find: openAPISchema.<...> for the spec schema, instance.<...> for what we
 // add around it, unchanged otherwise.
 func userPath(p string) string {
+	// Value validation writes an index inside a default as ".[0]".
+	p = strings.ReplaceAll(p, ".[", "[")
 	for _, prefix := range specPaths {
 		if p == prefix {
 			return schemaRoot
@@ -129,6 +131,9 @@ func fromFieldErrors(reason, context string, errs field.ErrorList) *Error {
 func describe(e *field.Error) string {
 	switch e.Type {
 	case field.ErrorTypeRequired, field.ErrorTypeForbidden, field.ErrorTypeTooMany, field.ErrorTypeInternal:
+		if e.Detail == "" {
+			return e.Type.String()
+		}
 		return e.Type.String() + ": " + e.Detail
 	}
 	v := fmt.Sprintf("%v", e.BadValue)

@@ -97,6 +97,9 @@ func ParseOpenAPISchema(s string) (*apiextensionsv1.JSONSchemaProps, error) {
 	if err := checkStructural(props); err != nil {
 		return nil, err
 	}
+	if err := expandDefaults(props); err != nil {
+		return nil, err
+	}
 	return props, nil
 }
 
