@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real, local Kubernetes control plane: etcd, kube-apiserver (RBAC,
 # ValidatingAdmissionPolicy) and kube-controller-manager (garbage collector,
-# namespace lifecycle, service accounts), on loopback, with generated
+# namespace lifecycle, service accounts, ClusterRole aggregation: the built-in
+# edit, admin and view roles hold what they hold on every real cluster), on loopback, with generated
 # certificates, our CRDs and the third-party CRDs the controllers work with.
 # No kubelet: nothing runs pods.
 #
@@ -160,7 +161,7 @@ up() {
     --kubeconfig "${DIR}/controller-manager.kubeconfig" \
     --authentication-kubeconfig "${DIR}/controller-manager.kubeconfig" \
     --authorization-kubeconfig "${DIR}/controller-manager.kubeconfig" \
-    --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token \
+    --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation \
     --service-account-private-key-file "${DIR}/pki/sa.key" --root-ca-file "${DIR}/pki/ca.crt" \
     --use-service-account-credentials=true --leader-elect=false --secure-port 0 \
     --concurrent-gc-syncs 10 --v=1

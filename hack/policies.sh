@@ -6,10 +6,12 @@
 #   hack/policies.sh DIR     (DIR/kubeconfig: an administrator's kubeconfig)
 #
 # The probes run in a temporary tenant-* namespace without the host label
-# (every gateway and route policy denies there, fail-closed), deleted at exit.
-# Layer 3 has nothing to probe until a Tenant kind is served; it is applied in
-# the same request as the others and the API server loads policies in the
-# order it receives them, so once the last-applied one is enforced, all are.
+# (every gateway, route and Ingress policy denies there, fail-closed), deleted
+# at exit. Layer 3, the instance orphan policy and the appdef identity policy
+# have nothing cheap to probe (no Tenant kind or instance is served yet, and
+# the appdef identity is not bound here); they are applied in the same request
+# as the others and the API server loads policies in the order it receives
+# them, so once the last-applied one is enforced, all are.
 source "$(dirname "$0")/lib.sh"
 [[ $# -eq 1 ]] || die "usage: $0 DIR (DIR/kubeconfig: an administrator's kubeconfig)"
 DIR=$(cd "$1" && pwd)
@@ -28,8 +30,9 @@ cleanup() {
 }
 trap cleanup EXIT
 kubectl create namespace "${PROBE_NS}" >/dev/null
-# The layer 4 probe impersonates an untrusted caller allowed to create namespaces.
-kubectl create clusterrole "${PROBE_USER}" --verb=create --resource=namespaces --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+# The layer 4, values Secret and backing object probes impersonate an
+# untrusted caller allowed to create namespaces, Secrets and HelmReleases.
+kubectl create clusterrole "${PROBE_USER}" --verb=create --resource=namespaces,secrets,helmreleases.helm.toolkit.fluxcd.io --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl create clusterrolebinding "${PROBE_USER}" --clusterrole="${PROBE_USER}" --user="${PROBE_USER}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
 # probe POLICY ARGS...: `kubectl create --dry-run=server ARGS` of a manifest
@@ -77,6 +80,28 @@ kind: Namespace
 metadata:
   name: cozystack-policy-probe-label
   labels: {namespace.cozystack.io/host: probe.example.org}
+YAML
+probe cozystack-ingress-hostname-policy -n "${PROBE_NS}" <<'YAML'
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: probe}
+spec:
+  rules: [{host: probe.example.org}]
+YAML
+probe cozystack-values-secret-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
+apiVersion: v1
+kind: Secret
+metadata: {name: cozystack-values}
+YAML
+probe cozystack-backing-object-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: probe
+  labels: {apps.cozystack.io/application.kind: Probe, apps.cozystack.io/application.name: probe}
+spec:
+  interval: 5m
+  chartRef: {kind: OCIRepository, name: probe}
 YAML
 # Layer 3 applies to the Tenant kind, served once its ApplicationDefinition
 # exists; there is nothing to probe before that.
