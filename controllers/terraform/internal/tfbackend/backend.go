@@ -21,8 +21,10 @@
 // Plan approval goes through the instance, because tenants have no rights on
 // Terraform objects: the annotation apps.cozystack.io/approve-plan carries
 // the id of the plan the tenant approves (status.backend.pendingPlan). It is
-// copied to spec.approvePlan only when it names the pending plan; anything
-// else is refused with PlanApproved=False, reason PlanNotPending.
+// copied to spec.approvePlan only when it is exactly the pending plan's id
+// (never a prefix: tofu-controller would read a prefix as approving every
+// plan that starts with it); anything else is refused with
+// PlanApproved=False, reason PlanNotPending.
 package tfbackend
 
 import (
@@ -182,9 +184,12 @@ func expand(tmpl string, inst *unstructured.Unstructured) (string, error) {
 }
 
 // approvePlan decides spec.approvePlan: "auto" when the definition says so;
-// otherwise the plan the tenant approved, when it is the pending one (or is
-// already the approved one, so an applied plan stays approved); otherwise
-// whatever was approved before.
+// otherwise the plan the tenant approved, when it is exactly the pending one
+// (or is already the approved one, so an applied plan stays approved);
+// otherwise whatever was approved before, unless tofu-controller would read
+// that earlier value as approving the plan now pending (it applies a pending
+// plan whose id merely starts with spec.approvePlan): such a value is
+// dropped, so only an id the tenant approved for this very plan applies it.
 func approvePlan(tb *cozyv1alpha1.TerraformBackend, inst, live *unstructured.Unstructured) string {
 	if tb.ApprovePlan == cozyv1alpha1.ApprovePlanAuto {
 		return tfv1alpha2.ApprovePlanAutoValue
@@ -193,6 +198,9 @@ func approvePlan(tb *cozyv1alpha1.TerraformBackend, inst, live *unstructured.Uns
 	if current == tfv1alpha2.ApprovePlanAutoValue {
 		current = "" // the definition switched from auto to manual
 	}
+	if current != pending && strings.HasPrefix(pending, current) {
+		current = "" // a stale or partial approval would apply a plan nobody approved
+	}
 	want := inst.GetAnnotations()[appsv1alpha1.AnnotationApprovePlan]
 	if want != "" && (want == current || approves(want, pending)) {
 		return want
@@ -200,10 +208,13 @@ func approvePlan(tb *cozyv1alpha1.TerraformBackend, inst, live *unstructured.Uns
 	return current
 }
 
-// approves reports whether an approval names the pending plan: tofu-controller
-// accepts the full plan id or its short form (a prefix).
+// approves reports whether an approval names the pending plan: exactly its
+// id, as status.backend.pendingPlan shows it. tofu-controller itself also
+// applies a pending plan when spec.approvePlan is a mere prefix of its id,
+// so forwarding a prefix ("plan-", "plan-main-") would approve every later
+// plan in advance; only the exact id is forwarded.
 func approves(approval, pending string) bool {
-	return pending != "" && strings.HasPrefix(approval, "plan-") && strings.HasPrefix(pending, approval)
+	return pending != "" && approval == pending
 }
 
 func liveApproval(live *unstructured.Unstructured) (current, pending string) {
@@ -250,7 +261,7 @@ func Project(tf *tfv1alpha2.Terraform, approval string, h conditions.Holder, sta
 	manual := tf.Spec.ApprovePlan != tfv1alpha2.ApprovePlanAutoValue
 	be.PendingPlan = ""
 	be.PendingApproval = false
-	if st.Plan.Pending != "" && manual && tf.Spec.ApprovePlan != st.Plan.Pending && !approves(tf.Spec.ApprovePlan, st.Plan.Pending) {
+	if st.Plan.Pending != "" && manual && !approves(tf.Spec.ApprovePlan, st.Plan.Pending) {
 		be.PendingApproval = true
 		be.PendingPlan = st.Plan.Pending
 	}

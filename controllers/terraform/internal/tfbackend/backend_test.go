@@ -161,7 +161,13 @@ func TestApprovePlan(t *testing.T) {
 		{"auto ignores annotations", auto, "plan-main-x", live("", "plan-main-y"), "auto"},
 		{"manual, nothing approved", manual, "", live("", "plan-main-6e1fb1aea8"), ""},
 		{"approving the pending plan forwards it", manual, "plan-main-6e1fb1aea8", live("", "plan-main-6e1fb1aea8"), "plan-main-6e1fb1aea8"},
-		{"the short id of the pending plan", manual, "plan-main-6e1fb1aea8", live("", "plan-main-6e1fb1aea8b7c2d"), "plan-main-6e1fb1aea8"},
+		{"a prefix of the pending plan is not forwarded", manual, "plan-main-6e1fb1aea8", live("", "plan-main-6e1fb1aea8b7c2d"), ""},
+		{"approving every plan in advance is refused", manual, "plan-", live("", "plan-main-6e1fb1aea8"), ""},
+		{"a branch-wide prefix is refused", manual, "plan-main-", live("", "plan-main-6e1fb1aea8"), ""},
+		{"the exact long id is forwarded", manual, "plan-main-6e1fb1aea8b7c2d", live("", "plan-main-6e1fb1aea8b7c2d"), "plan-main-6e1fb1aea8b7c2d"},
+		{"an earlier prefix approval is dropped before it applies a new plan", manual, "plan-", live("plan-", "plan-main-6e1fb1aea8"), ""},
+		{"an earlier exact approval does not carry over to the next plan", manual, "plan-main-111", live("plan-main-111", "plan-main-222"), "plan-main-111"},
+		{"an applied approval that prefixes the next plan is dropped", manual, "plan-main-1", live("plan-main-1", "plan-main-111"), ""},
 		{"a plan that is not pending is not forwarded", manual, "plan-main-000000", live("plan-main-111", "plan-main-6e1fb1aea8"), "plan-main-111"},
 		{"an applied approval stays", manual, "plan-main-111", live("plan-main-111", ""), "plan-main-111"},
 		{"no pending plan, new approval refused", manual, "plan-main-222", live("", ""), ""},
@@ -221,6 +227,14 @@ func TestProject(t *testing.T) {
 			approval:  "plan-main-000",
 			wantReady: metav1.ConditionUnknown, wantReason: tfv1alpha2.PlannedWithChangesReason, wantPending: "plan-main-6e1fb1aea8",
 			wantApproved: ptr(metav1.ConditionFalse),
+		},
+		{
+			name: "a prefix on the Terraform object does not count as approval",
+			tf: tf("plan-main-", func(s *tfv1alpha2.TerraformStatus) {
+				s.Plan.Pending = "plan-main-6e1fb1aea8"
+				s.Conditions = []metav1.Condition{cond("Ready", "Unknown", tfv1alpha2.PlannedWithChangesReason, "")}
+			}),
+			wantReady: metav1.ConditionUnknown, wantReason: tfv1alpha2.PlannedWithChangesReason, wantPending: "plan-main-6e1fb1aea8",
 		},
 		{
 			name: "approved and applying",
