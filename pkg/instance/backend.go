@@ -9,7 +9,11 @@
 //   - the backing object's name, namespace and labels from the common
 //     contract, and a controller ownerReference to the instance;
 //   - the ownership guard: an object with the derived name that the instance
-//     does not control is never overwritten; the instance says why;
+//     does not control is never overwritten; the instance says why. The one
+//     exception is adoption: an instance whose apps.cozystack.io/adopt
+//     annotation names the object's uid takes over an uncontrolled object
+//     written for it (labels naming its kind and name), as upstream
+//     Cozystack's API wrote them (see AdoptClaim);
 //   - server-side apply with one field manager, skipped when nothing changed,
 //     so a settled system writes nothing and other actors' fields survive;
 //   - the status envelope: Ready mirrors the backing object, observedGeneration,
@@ -20,12 +24,15 @@
 package instance
 
 import (
+	"reflect"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
 )
 
 // Backend materialises instances of the kinds whose definitions name it.
@@ -56,6 +63,16 @@ type Backend interface {
 	// Ready (and the backend's own conditions), version and backend details.
 	// target is nil while the backing object does not exist yet.
 	ProjectStatus(def *Definition, inst *unstructured.Unstructured, target *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus)
+}
+
+// LiveLabeling is implemented by backends whose backing objects carry labels
+// that the backend sets when it creates them and that another actor then
+// rewrites at run time (Flux's shard operator moves a HelmRelease between
+// helm-controller shards by relabelling it). Once the live object carries
+// such a label, its live value is the desired one: the reconciler never
+// reverts it, never removes it, and never writes because it moved.
+type LiveLabeling interface {
+	LiveLabels() []string
 }
 
 // Finalizing is implemented by backends that must hold an instance while its
@@ -116,6 +133,47 @@ func Resolve(obj *cozyv1alpha1.ApplicationDefinition) (*Definition, error) {
 	}, nil
 }
 
+// ApplicationLabels name the instance a backing object belongs to: its kind,
+// group and name. They are also what an object must carry to be adopted.
+func ApplicationLabels(def *Definition, inst client.Object) map[string]string {
+	return map[string]string{
+		appsv1alpha1.LabelApplicationKind:  def.GVK.Kind,
+		appsv1alpha1.LabelApplicationGroup: def.GVK.Group,
+		appsv1alpha1.LabelApplicationName:  inst.GetName(),
+	}
+}
+
+// ControlAnnotations are instance annotations that instruct our controllers
+// rather than describe the application, and kubectl's own bookkeeping; they
+// are not copied to backing objects. kubectl's last-applied-configuration
+// holds the whole instance as last applied with client-side apply: on the
+// backing object nothing reads it, it would duplicate the spec in the
+// object's metadata (and count against its 256 KiB annotation budget) and
+// change with every kubectl apply.
+var ControlAnnotations = []string{
+	appsv1alpha1.AnnotationAdopt,
+	appsv1alpha1.AnnotationApprovePlan,
+	"kubectl.kubernetes.io/last-applied-configuration",
+}
+
+// InstanceAnnotations are the instance's own annotations as upstream
+// Cozystack puts them on a HelmRelease: each key prefixed with
+// apps.cozystack.io- (team/owner=a becomes apps.cozystack.io-team/owner=a),
+// minus the ControlAnnotations. Nil when there are none.
+func InstanceAnnotations(inst client.Object) map[string]string {
+	var out map[string]string
+	for k, v := range inst.GetAnnotations() {
+		if contains(ControlAnnotations, k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[appsv1alpha1.InstanceAnnotationPrefix+k] = v
+	}
+	return out
+}
+
 // CommonLabels are the labels of the common contract on a backing object:
 // the application kind, group and name, the definition's labels, and the
 // instance's own labels prefixed with apps.cozystack.io-.
@@ -127,8 +185,44 @@ func CommonLabels(def *Definition, inst client.Object) map[string]string {
 	for k, v := range inst.GetLabels() {
 		out[appsv1alpha1.InstanceLabelPrefix+k] = v
 	}
-	out[appsv1alpha1.LabelApplicationKind] = def.GVK.Kind
-	out[appsv1alpha1.LabelApplicationGroup] = def.GVK.Group
-	out[appsv1alpha1.LabelApplicationName] = inst.GetName()
+	for k, v := range ApplicationLabels(def, inst) {
+		out[k] = v
+	}
 	return out
+}
+
+// FollowLive returns labels with every key in keys that live carries set to
+// live's value: those labels belong to another actor once the object exists
+// (see LiveLabeling). labels is modified and returned. Pure.
+func FollowLive(labels map[string]string, live client.Object, keys []string) map[string]string {
+	if live == nil || reflect.ValueOf(live).IsNil() {
+		return labels
+	}
+	for _, k := range keys {
+		if v, ok := live.GetLabels()[k]; ok {
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[k] = v
+		}
+	}
+	return labels
+}
+
+// AdoptHint tells a user what to do about a HelmRelease (or other backing
+// object) with the derived name that the instance may not take over.
+const AdoptHint = "if upstream Cozystack wrote it for this instance, run cozyplane migrate: it annotates the instance with " +
+	appsv1alpha1.AnnotationAdopt + "=<the object's uid>, which lets the controller adopt it without changing its spec"
+
+// AdoptClaim is what an instance claims about the object at its backing
+// object's name: controlled by it, or adoptable when the instance's
+// apps.cozystack.io/adopt annotation names the object's uid and the object
+// carries the application labels naming this instance's kind and name.
+func AdoptClaim(def *Definition, inst *unstructured.Unstructured) ownership.Claim {
+	return ownership.Claim{
+		Owner:       ownerOf(inst),
+		AdoptUID:    inst.GetAnnotations()[appsv1alpha1.AnnotationAdopt],
+		AdoptLabels: ApplicationLabels(def, inst),
+		Hint:        AdoptHint,
+	}
 }

@@ -23,6 +23,13 @@ var (
 		Help: "Reconciles that left a foreign object with a backing object's name untouched, by controller and kind.",
 	}, []string{"controller", "kind"})
 
+	// adoptionsTotal counts objects taken over on an instance's adoption
+	// proof (apps.cozystack.io/adopt).
+	adoptionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cozystack_adoptions_total",
+		Help: "Existing objects adopted on an instance's apps.cozystack.io/adopt proof, by controller and kind.",
+	}, []string{"controller", "kind"})
+
 	// servedKinds is the number of kinds a backend controller watches.
 	servedKinds = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "cozystack_served_kinds",
@@ -31,5 +38,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(writesTotal, takeoverRefusalsTotal, servedKinds)
+	metrics.Registry.MustRegister(writesTotal, takeoverRefusalsTotal, adoptionsTotal, servedKinds)
 }

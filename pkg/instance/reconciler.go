@@ -2,6 +2,7 @@ package instance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,9 +40,16 @@ const (
 	EventUpdated         = "Updated"
 	EventDriftCorrected  = "DriftCorrected"
 	EventTakeoverRefused = "TakeoverRefused"
+	EventAdopted         = "Adopted"
 	EventInvalidSpec     = "InvalidSpec"
 	EventApplyFailed     = "ApplyFailed"
 )
+
+// errConflict: the backing object changed between our read and our
+// write; the reconcile starts over on a fresh read.
+var errConflict = errors.New("the backing object changed while it was being written")
+
+const conflictRetry = 200 * time.Millisecond
 
 // Reconciler is the generic instance reconciler of one backend.
 type Reconciler struct {
@@ -244,6 +252,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	}
 	status := *old.DeepCopy()
 	target, rerr := r.reconcileTarget(ctx, def, inst)
+	if errors.Is(rerr, errConflict) {
+		// Not worth a status change: read again and retry shortly.
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
 	r.summarize(def, inst, target, rerr, &status)
 	if err := r.writeStatus(ctx, inst, old, &status); err != nil {
 		return ctrl.Result{}, err
@@ -301,19 +313,44 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 		r.event(inst, "Warning", EventInvalidSpec, "Build", err.Error())
 		return nil, err
 	}
-	owner := ownerOf(inst)
-	if err := ownership.Check(desired.GetKind(), live, owner); err != nil {
+	verdict, err := ownership.Decide(desired.GetKind(), live, AdoptClaim(def, inst))
+	if verdict == ownership.Foreign {
 		takeoverRefusalsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
 		r.event(inst, "Warning", EventTakeoverRefused, "Guard", err.Error())
 		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonBackingObjectNotOwned, err)
 	}
-	res, err := r.applier.Apply(ctx, desired, live)
+	var opts []ssa.Option
+	if ll, ok := r.Backend.(LiveLabeling); ok {
+		opts = append(opts, ssa.LiveLabels(ll.LiveLabels()...))
+	}
+	if verdict == ownership.Adopt {
+		// The verdict holds for the version we read: if the object changed
+		// since (deleted and recreated, claimed by a controller), the API
+		// server refuses the apply and we decide again on a fresh read.
+		opts = append(opts, ssa.IfUnchanged())
+	}
+	res, err := r.applier.Apply(ctx, desired, live, opts...)
 	if err != nil {
+		if apierrors.IsConflict(err) {
+			// The object moved on since it was read (a label that follows
+			// the live object, an adoption decided on that version).
+			return nil, errConflict
+		}
 		r.event(inst, "Warning", EventApplyFailed, "Apply", err.Error())
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonApplyFailed, fmt.Errorf("the API server refused %s %s: %w", desired.GetKind(), desired.GetName(), err))
 		}
 		return nil, err
+	}
+	if verdict == ownership.Adopt {
+		adoptionsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
+		writesTotal.WithLabelValues(r.Name, inst.GetKind(), "adopted").Inc()
+		r.event(inst, "Normal", EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; its spec was kept",
+			desired.GetKind(), desired.GetName(), live.GetUID(), appsv1alpha1.AnnotationAdopt))
+		if err := r.takeOverFields(ctx, desired); err != nil {
+			return nil, err
+		}
+		return desired, nil
 	}
 	kind, name := desired.GetKind(), desired.GetName()
 	if res != ssa.Unchanged {
@@ -351,6 +388,9 @@ func (r *Reconciler) desired(def *Definition, inst, live *unstructured.Unstructu
 	}
 	for k, v := range CommonLabels(def, inst) {
 		labels[k] = v
+	}
+	if ll, ok := r.Backend.(LiveLabeling); ok {
+		labels = FollowLive(labels, live, ll.LiveLabels())
 	}
 	obj.SetLabels(labels)
 	obj.SetOwnerReferences([]metav1.OwnerReference{ownership.ControllerRef(ownerOf(inst))})

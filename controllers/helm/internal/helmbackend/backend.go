@@ -45,18 +45,20 @@ import (
 
 // Defaults of every HelmRelease.
 const (
-	ValuesSecretName     = "cozystack-values"
-	Interval             = 5 * time.Minute
-	RetryInterval        = 30 * time.Second
-	DefaultTimeout       = 10 * time.Minute
-	MaxHistory           = 5
-	ReasonInvalidTimeout = "InvalidTimeoutAnnotation"
+	ValuesSecretName = "cozystack-values"
+	Interval         = 5 * time.Minute
+	RetryInterval    = 30 * time.Second
+	DefaultTimeout   = 10 * time.Minute
+	MaxHistory       = 5
 )
 
 // Backend implements instance.Backend for Flux HelmReleases.
 type Backend struct{}
 
-var _ instance.Backend = Backend{}
+var (
+	_ instance.Backend      = Backend{}
+	_ instance.LiveLabeling = Backend{}
+)
 
 // Type implements instance.Backend.
 func (Backend) Type() cozyv1alpha1.BackendType { return cozyv1alpha1.BackendHelm }
@@ -71,25 +73,36 @@ func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructu
 	return def.Prefix() + inst.GetName()
 }
 
+// LiveLabels implements instance.LiveLabeling: the shard key is set from
+// the definition when the HelmRelease is created and belongs to Flux's shard
+// operator afterwards.
+func (Backend) LiveLabels() []string { return []string{ShardKeyLabel} }
+
 // Build implements instance.Backend.
-func (b Backend) Build(def *instance.Definition, inst, _ *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (b Backend) Build(def *instance.Definition, inst, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	hb := def.Backend.Helm
 	if hb == nil || hb.ChartRef == nil {
 		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("definition %s has no Helm chartRef", def.Name()))
 	}
+	if live == nil {
+		// Upstream checks this when the tenant is created only; a
+		// HelmRelease that exists is managed whatever its name.
+		if err := CheckTenantNamespace(def.GVK.Kind, inst.GetNamespace(), def.Prefix(), inst.GetName()); err != nil {
+			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, err)
+		}
+	}
 	ann := def.Object.Annotations
-	install, err := timeout(ann, cozyv1alpha1.AnnotationHelmInstallTimeout)
+	install, upgrade, err := Timeouts(ann)
 	if err != nil {
 		return nil, err
 	}
-	upgrade, err := timeout(ann, cozyv1alpha1.AnnotationHelmUpgradeTimeout)
+	disableWait, err := DisableWait(ann)
 	if err != nil {
 		return nil, err
 	}
-	disableWait := ann[cozyv1alpha1.AnnotationHelmInstallDisableWait] == "true"
 
 	spec := helmv2.HelmReleaseSpec{
-		ChartRef:   hb.ChartRef.DeepCopy(),
+		ChartRef:   chartRef(def),
 		Interval:   metav1.Duration{Duration: Interval},
 		MaxHistory: ptr(MaxHistory),
 		Install: &helmv2.Install{
@@ -104,15 +117,20 @@ func (b Backend) Build(def *instance.Definition, inst, _ *unstructured.Unstructu
 		},
 		ValuesFrom:       append([]helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecretName}}, hb.ValuesFrom...),
 		HealthCheckExprs: hb.HealthCheckExprs,
-	}
-	switch {
-	case hb.WaitStrategy != "":
-		spec.WaitStrategy = &helmv2.WaitStrategy{Name: helmv2.WaitStrategyName(hb.WaitStrategy)}
-	case len(hb.HealthCheckExprs) > 0:
-		// Only the poller evaluates health check expressions.
-		spec.WaitStrategy = &helmv2.WaitStrategy{Name: helmv2.WaitStrategyPoller}
+		WaitStrategy:     waitStrategy(hb.WaitStrategy, len(hb.HealthCheckExprs) > 0),
 	}
 	if values, ok := inst.Object["spec"]; ok && values != nil {
+		if vm, ok := values.(map[string]any); ok && live != nil {
+			lv, _, _ := unstructured.NestedMap(live.Object, "spec", "values")
+			if lv == nil {
+				lv = map[string]any{}
+			}
+			vm = runtime.DeepCopyJSON(vm)
+			if err := OmitUnwrittenDefaults(vm, lv, def.Object.Spec.Application.OpenAPISchema); err != nil {
+				return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, err)
+			}
+			values = vm
+		}
 		b, err := jsonOf(values)
 		if err != nil {
 			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("encoding spec as Helm values: %w", err))
@@ -124,20 +142,39 @@ func (b Backend) Build(def *instance.Definition, inst, _ *unstructured.Unstructu
 		return nil, err
 	}
 	instance.Prune(m, "values")
-	return &unstructured.Unstructured{Object: map[string]any{"spec": m}}, nil
+	out := &unstructured.Unstructured{Object: map[string]any{"spec": m}}
+	if a := instance.InstanceAnnotations(inst); a != nil {
+		if err := CheckAnnotationKeys(a, appsv1alpha1.InstanceAnnotationPrefix); err != nil {
+			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, err)
+		}
+		out.SetAnnotations(a)
+	}
+	return out, nil
 }
 
-func timeout(ann map[string]string, key string) (time.Duration, error) {
-	v, ok := ann[key]
-	if !ok || v == "" {
-		return DefaultTimeout, nil
+// chartRef is the definition's chart reference as upstream writes it. A
+// definition in upstream's form (spec.release) gets exactly upstream's
+// chartRef, which carries kind, name and namespace only; the backend form
+// keeps an apiVersion it names.
+func chartRef(def *instance.Definition) *helmv2.CrossNamespaceSourceReference {
+	ref := def.Backend.Helm.ChartRef.DeepCopy()
+	if def.Object.Spec.Backend == nil {
+		ref.APIVersion = ""
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, reconcileerr.Stalled(ReasonInvalidTimeout,
-			fmt.Errorf("annotation %s=%q on the definition is not a positive duration such as 15m", key, v))
+	return ref
+}
+
+// waitStrategy is the HelmRelease's waitStrategy as upstream resolves it: the
+// definition's, else poller when health check expressions are set (only the
+// poller evaluates them), else none (helm-controller's default).
+func waitStrategy(name string, hasHealthChecks bool) *helmv2.WaitStrategy {
+	switch {
+	case name != "":
+		return &helmv2.WaitStrategy{Name: helmv2.WaitStrategyName(name)}
+	case hasHealthChecks:
+		return &helmv2.WaitStrategy{Name: helmv2.WaitStrategyPoller}
 	}
-	return d, nil
+	return nil
 }
 
 // ProjectStatus implements instance.Backend.

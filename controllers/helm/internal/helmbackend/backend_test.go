@@ -8,11 +8,13 @@ import (
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/instance"
 	"github.com/cozyplane/cozyplane/pkg/instance/instancetest"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
@@ -231,4 +233,139 @@ func findCondition(c []metav1.Condition, typ string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// TestBuildMatchesUpstream compares, field by field, what Build asks for with
+// the HelmRelease upstream Cozystack's API writes for the same definition and
+// instance (a fixture written from its convertApplicationToHelmRelease and
+// Create: chartRef without apiVersion, 5m interval, maxHistory 5, the
+// install timeout for upgrades too, RetryOnFailure every 30s, cozystack-values
+// only, the values as the tenant wrote them, the instance's labels and
+// annotations prefixed apps.cozystack.io-).
+func TestBuildMatchesUpstream(t *testing.T) {
+	def := instancetest.Definition(t, `
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata:
+  name: tenant
+  annotations: {release.cozystack.io/helm-install-timeout: 15m}
+spec:
+  application:
+    kind: Tenant
+    plural: tenants
+    singular: tenant
+    openAPISchema: '{"type":"object","properties":{"host":{"type":"string","default":""},"etcd":{"type":"boolean","default":false},"isolated":{"type":"boolean","default":true}}}'
+  release:
+    prefix: tenant-
+    labels: {sharding.fluxcd.io/key: tenants}
+    chartRef: {apiVersion: source.toolkit.fluxcd.io/v1, kind: ExternalArtifact, name: cozystack-tenant-application-default-tenant, namespace: cozy-system}
+`)
+	inst := instancetest.Object(t, `
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Tenant
+metadata:
+  name: alpha
+  namespace: tenant-root
+  labels: {team: a}
+  annotations:
+    note/owner: ops
+    apps.cozystack.io/adopt: 0d6c6a51-0000-4000-8000-000000000001
+    kubectl.kubernetes.io/last-applied-configuration: '{"spec":{}}'
+spec: {host: "", etcd: true, isolated: true}
+`)
+	// As upstream stored it when the tenant created it with {etcd: true}.
+	upstream := instancetest.Object(t, `
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: tenant-alpha
+  namespace: tenant-root
+  uid: 0d6c6a51-0000-4000-8000-000000000001
+  labels:
+    sharding.fluxcd.io/key: shard2
+    apps.cozystack.io-team: a
+    apps.cozystack.io/application.kind: Tenant
+    apps.cozystack.io/application.group: apps.cozystack.io
+    apps.cozystack.io/application.name: alpha
+  annotations:
+    apps.cozystack.io-note/owner: ops
+spec:
+  chartRef: {kind: ExternalArtifact, name: cozystack-tenant-application-default-tenant, namespace: cozy-system}
+  interval: 5m0s
+  maxHistory: 5
+  install:
+    timeout: 15m0s
+    strategy: {name: RetryOnFailure, retryInterval: 30s}
+  upgrade:
+    timeout: 15m0s
+    strategy: {name: RetryOnFailure, retryInterval: 30s}
+  valuesFrom:
+  - {kind: Secret, name: cozystack-values}
+  values: {etcd: true}
+`)
+	got, err := Backend{}.Build(def, inst, upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(upstream.Object["spec"], instancetest.Normalise(t, got.Object)["spec"]); diff != "" {
+		t.Errorf("spec differs from upstream's (-upstream +ours):\n%s", diff)
+	}
+	if diff := cmp.Diff(upstream.GetAnnotations(), got.GetAnnotations()); diff != "" {
+		t.Errorf("annotations differ from upstream's (-upstream +ours):\n%s", diff)
+	}
+	// The labels come from the reconciler's common contract; the shard key
+	// follows the live object.
+	labels := instance.FollowLive(instance.CommonLabels(def, inst), upstream, Backend{}.LiveLabels())
+	if diff := cmp.Diff(upstream.GetLabels(), labels); diff != "" {
+		t.Errorf("labels differ from upstream's (-upstream +ours):\n%s", diff)
+	}
+
+	// Before the HelmRelease exists, every value goes in, and the tenant
+	// namespace is checked.
+	fresh, err := Backend{}.Build(def, inst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedMap(fresh.Object, "spec", "values"); len(v) != 3 {
+		t.Errorf("values of a new HelmRelease = %v, want the whole spec", v)
+	}
+	deep := inst.DeepCopy()
+	deep.SetNamespace("tenant-" + strings.Repeat("n", 50))
+	deep.SetName(strings.Repeat("x", 10))
+	_, err = Backend{}.Build(def, deep, nil)
+	if s, ok := reconcileerr.AsStalled(err); !ok || s.Reason != appsv1alpha1.ReasonInvalidSpec || !strings.Contains(err.Error(), "at most 63") {
+		t.Fatalf("too deep a tenant: %v, want a stalled InvalidSpec naming the limit", err)
+	}
+	if _, err := (Backend{}).Build(def, deep, upstream); err != nil {
+		t.Fatalf("an existing HelmRelease is managed whatever its tenant's namespace: %v", err)
+	}
+}
+
+func TestBuildRefusesAnnotationKeyTooLong(t *testing.T) {
+	def := instancetest.Definition(t, legacyDef)
+	inst := instancetest.Object(t, instanceYAML)
+	inst.SetAnnotations(map[string]string{strings.Repeat("k", 60): "v"})
+	_, err := Backend{}.Build(def, inst, nil)
+	if s, ok := reconcileerr.AsStalled(err); !ok || s.Reason != appsv1alpha1.ReasonInvalidSpec || !strings.Contains(err.Error(), "shorten its key") {
+		t.Fatalf("error %v, want a stalled InvalidSpec", err)
+	}
+}
+
+func TestBuildBackendFormKeepsChartAPIVersion(t *testing.T) {
+	def := instancetest.Definition(t, `
+metadata: {name: k}
+spec:
+  application: {kind: K, plural: ks, singular: k, openAPISchema: '{}'}
+  backend:
+    type: Helm
+    helm:
+      chartRef: {apiVersion: source.toolkit.fluxcd.io/v1, kind: OCIRepository, name: k, namespace: cozy-system}
+`)
+	got, err := Backend{}.Build(def, instancetest.Object(t, `{apiVersion: apps.cozystack.io/v1alpha1, kind: K, metadata: {name: k, namespace: t}, spec: {}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(got.Object, "spec", "chartRef", "apiVersion"); v != "source.toolkit.fluxcd.io/v1" {
+		t.Fatalf("chartRef.apiVersion = %q", v)
+	}
 }
