@@ -105,10 +105,10 @@ func TestFollowLive(t *testing.T) {
 
 func TestInstanceAnnotations(t *testing.T) {
 	inst := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-		"team/owner": "a",
-		"note":       "b",
-		appsv1alpha1.AnnotationAdopt:                       "uid-1",
-		appsv1alpha1.AnnotationApprovePlan:                 "plan-main-1",
+		"team/owner":                       "a",
+		"note":                             "b",
+		appsv1alpha1.AnnotationAdopt:       "uid-1",
+		appsv1alpha1.AnnotationApprovePlan: "plan-main-1",
 		"kubectl.kubernetes.io/last-applied-configuration": "{}",
 	}}}
 	got := InstanceAnnotations(inst)
