@@ -51,10 +51,10 @@ func TestStampAndUpToDate(t *testing.T) {
 	if StatusUpToDate(tgw, got[:1], Status{ObservedGeneration: true}) {
 		t.Errorf("observedGeneration 0 != 4, yet up to date")
 	}
-	if StatusUpToDate(tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.ListenerStatus{{Name: "http"}}}) {
+	if StatusUpToDate(tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.TenantGatewayListenerStatus{{Name: "http"}}}) {
 		t.Errorf("listeners differ, yet up to date")
 	}
-	if !StatusUpToDate(tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.ListenerStatus{}}) {
+	if !StatusUpToDate(tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.TenantGatewayListenerStatus{}}) {
 		t.Errorf("no listeners either way, yet not up to date")
 	}
 	long := Stamp(nil, []metav1.Condition{Condition("C", "True", "R", string(make([]byte, maxMessage+10)))}, 1)

@@ -26,7 +26,7 @@ type Status struct {
 	Conditions []metav1.Condition
 	// Listeners replaces status.listeners when OwnsListeners is set
 	// (gateway-listeners only).
-	Listeners     []gatewayv1alpha1.ListenerStatus
+	Listeners     []gatewayv1alpha1.TenantGatewayListenerStatus
 	OwnsListeners bool
 	// ObservedGeneration sets status.observedGeneration to the object's
 	// generation (gateway-listeners only: the summary is its to write).

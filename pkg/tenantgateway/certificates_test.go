@@ -137,7 +137,7 @@ func TestDesiredCertificateObjects(t *testing.T) {
 	want := []cmv1.Certificate{{
 		TypeMeta: typeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: "cozystack-harbor-91fb3185-tls", Namespace: "tenant-root", Labels: map[string]string{
-			"cozystack.io/gateway": "cozystack", "cozystack.io/managed-by": "gateway-certs", "cozystack.io/per-listener-cert": "true",
+			"cozystack.io/gateway": "cozystack", "cozystack.io/tenantgateway": "cozystack", "cozystack.io/managed-by": "gateway-certs", "cozystack.io/per-listener-cert": "true",
 		}},
 		Spec: cmv1.CertificateSpec{SecretName: "cozystack-harbor-91fb3185-tls", DNSNames: []string{"harbor.example.org"}, IssuerRef: issuerRef},
 	}}
@@ -152,7 +152,7 @@ func TestDesiredCertificateObjects(t *testing.T) {
 	want = []cmv1.Certificate{{
 		TypeMeta: typeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: "cozystack-gateway-tls", Namespace: "tenant-root", Labels: map[string]string{
-			"cozystack.io/gateway": "cozystack", "cozystack.io/managed-by": "gateway-certs",
+			"cozystack.io/gateway": "cozystack", "cozystack.io/tenantgateway": "cozystack", "cozystack.io/managed-by": "gateway-certs",
 		}},
 		Spec: cmv1.CertificateSpec{SecretName: "cozystack-gateway-tls", DNSNames: []string{"example.org", "*.example.org"}, IssuerRef: issuerRef},
 	}}

@@ -41,7 +41,7 @@ type UnknownIssuerError struct {
 }
 
 func (e *UnknownIssuerError) Error() string {
-	return fmt.Sprintf("unknown issuerName %q: use %s or %s", e.Name, gatewayv1alpha1.IssuerLetsEncryptProd, gatewayv1alpha1.IssuerLetsEncryptStage)
+	return fmt.Sprintf("unknown issuerName %q: use %s or %s", e.Name, gatewayv1alpha1.IssuerNameLetsEncryptProd, gatewayv1alpha1.IssuerNameLetsEncryptStage)
 }
 
 // Reason is the condition reason to report.

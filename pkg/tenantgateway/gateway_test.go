@@ -20,7 +20,7 @@ func TestDesiredGateway(t *testing.T) {
 	want := &gatewayv1.Gateway{
 		TypeMeta: metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway"},
 		ObjectMeta: metav1.ObjectMeta{Name: "cozystack", Namespace: "tenant-root", Labels: map[string]string{
-			"cozystack.io/gateway": "cozystack", "cozystack.io/managed-by": "gateway-listeners",
+			"cozystack.io/gateway": "cozystack", "cozystack.io/tenantgateway": "cozystack", "cozystack.io/managed-by": "gateway-listeners",
 		}},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "cilium", Listeners: listeners},
 	}
@@ -30,7 +30,7 @@ func TestDesiredGateway(t *testing.T) {
 }
 
 func TestObjectLabels(t *testing.T) {
-	if got := ObjectLabels("cozystack", ""); !reflect.DeepEqual(got, map[string]string{"cozystack.io/gateway": "cozystack"}) {
+	if got := ObjectLabels("cozystack", ""); !reflect.DeepEqual(got, map[string]string{"cozystack.io/gateway": "cozystack", "cozystack.io/tenantgateway": "cozystack"}) {
 		t.Fatalf("without managed-by: %v", got)
 	}
 	a, b := ObjectLabels("x", "y"), ObjectLabels("x", "y")
@@ -45,7 +45,7 @@ func TestDesiredRedirectRoute(t *testing.T) {
 	want := &gatewayv1.HTTPRoute{
 		TypeMeta: metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "HTTPRoute"},
 		ObjectMeta: metav1.ObjectMeta{Name: "cozystack-http-redirect", Namespace: "tenant-root", Labels: map[string]string{
-			"cozystack.io/gateway": "cozystack", "cozystack.io/managed-by": "gateway-listeners",
+			"cozystack.io/gateway": "cozystack", "cozystack.io/tenantgateway": "cozystack", "cozystack.io/managed-by": "gateway-listeners",
 		}},
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{

@@ -1,11 +1,13 @@
 package tenantgateway
 
 import (
+	"cmp"
 	"fmt"
 
 	cmacmev1 "github.com/cert-manager/cert-manager/pkg/apis/acme/v1"
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmetav1 "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -23,14 +25,14 @@ const (
 // the default, letsencrypt-prod; any other unknown name is an
 // *UnknownIssuerError. To support another ACME provider, add a constant and a
 // case here, and the name to the CRD enum.
-func ACMEServer(issuerName string) (string, error) {
+func ACMEServer(issuerName gatewayv1alpha1.IssuerName) (string, error) {
 	switch issuerName {
-	case "", gatewayv1alpha1.IssuerLetsEncryptProd:
+	case "", gatewayv1alpha1.IssuerNameLetsEncryptProd:
 		return LetsEncryptProdServer, nil
-	case gatewayv1alpha1.IssuerLetsEncryptStage:
+	case gatewayv1alpha1.IssuerNameLetsEncryptStage:
 		return LetsEncryptStageServer, nil
 	}
-	return "", &UnknownIssuerError{Name: issuerName}
+	return "", &UnknownIssuerError{Name: string(issuerName)}
 }
 
 // IssuerInput: the TenantGateway's name, namespace and spec, and the
@@ -47,13 +49,15 @@ type IssuerInput struct {
 //
 //   - http01: gatewayHTTPRoute, attaching cert-manager's challenge routes to
 //     the http listener of the Gateway <tgw>;
-//   - dns01: the selected provider, with the spec's Secret references
-//     (defaults applied).
+//   - dns01: the selected provider (cloudflare when unset), with the Secret
+//     names and keys the spec selects, exactly as written (upstream
+//     Cozystack's controller does the same).
 //
 // With certMode existingSecret no Issuer is wanted: it returns nil and no
 // error, and the caller removes the Issuer it owns, if any. An unknown
-// issuer name is an *UnknownIssuerError, a provider block missing a required
-// field a *SpecError. The caller adds the owner reference.
+// issuer name is an *UnknownIssuerError; certMode dns01 without spec.dns01,
+// without the selected provider's block or without a field cert-manager
+// cannot work without is a *SpecError. The caller adds the owner reference.
 func DesiredIssuer(in IssuerInput) (*cmv1.Issuer, error) {
 	mode := in.Spec.EffectiveCertMode()
 	if mode == gatewayv1alpha1.CertModeExistingSecret {
@@ -68,7 +72,7 @@ func DesiredIssuer(in IssuerInput) (*cmv1.Issuer, error) {
 	case gatewayv1alpha1.CertModeHTTP01:
 		solver = http01Solver(in.TenantGateway, in.Namespace)
 	case gatewayv1alpha1.CertModeDNS01:
-		s, err := dns01Solver(in.Spec.EffectiveDNS01())
+		s, err := dns01Solver(in.Spec.DNS01)
 		if err != nil {
 			return nil, err
 		}
@@ -102,47 +106,69 @@ func http01Solver(tgw, namespace string) cmacmev1.ACMEChallengeSolver {
 	}}
 }
 
-// dns01Solver maps the effective DNS-01 configuration to cert-manager's
-// provider block.
-func dns01Solver(d gatewayv1alpha1.DNS01) (cmacmev1.ACMEChallengeSolver, error) {
+// dns01Solver maps spec.dns01 to cert-manager's provider block: the Secret
+// and key of every selector are passed on as the spec names them.
+func dns01Solver(d *gatewayv1alpha1.DNS01Config) (cmacmev1.ACMEChallengeSolver, error) {
+	if d == nil {
+		return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01", Message: "required with certMode dns01: the provider and its block"}
+	}
+	provider := d.Provider
+	if provider == "" {
+		provider = gatewayv1alpha1.DefaultDNS01Provider
+	}
+	missing := func(block, what string) error {
+		return &SpecError{Field: "dns01." + block, Message: fmt.Sprintf("required with provider %s: %s", provider, what)}
+	}
 	var p cmacmev1.ACMEChallengeSolverDNS01
-	switch d.Provider {
+	switch provider {
 	case gatewayv1alpha1.DNS01Cloudflare:
 		c := d.Cloudflare
-		p.Cloudflare = &cmacmev1.ACMEIssuerDNS01ProviderCloudflare{APIToken: ptr.To(secretKey(c.SecretName, c.SecretKey))}
+		if c == nil {
+			return cmacmev1.ACMEChallengeSolver{}, missing("cloudflare", "apiTokenSecretRef, the Secret name and key of the API token")
+		}
+		p.Cloudflare = &cmacmev1.ACMEIssuerDNS01ProviderCloudflare{APIToken: ptr.To(selector(c.APITokenSecretRef))}
 	case gatewayv1alpha1.DNS01Route53:
 		r := d.Route53
-		if r.Region == "" {
-			return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.route53.region", Message: "required with provider route53"}
+		switch {
+		case r == nil || r.Region == "":
+			return cmacmev1.ACMEChallengeSolver{}, missing("route53.region", "the AWS region of the hosted zone")
+		case r.AccessKeyID != "" && (r.SecretAccessKeySecretRef == nil || r.SecretAccessKeySecretRef.Name == ""):
+			return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.route53.secretAccessKeySecretRef",
+				Message: "required with accessKeyID: the Secret name and key of the secret access key (or leave accessKeyID empty to use ambient credentials)"}
 		}
-		if r.AccessKeyID != "" && r.SecretName == "" {
-			return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.route53.secretName", Message: "required with accessKeyID: the Secret holding the secret access key"}
-		}
-		p.Route53 = &cmacmev1.ACMEIssuerDNS01ProviderRoute53{Region: r.Region, HostedZoneID: r.HostedZoneID, AccessKeyID: r.AccessKeyID}
-		if r.SecretName != "" {
-			p.Route53.SecretAccessKey = secretKey(r.SecretName, r.SecretKey)
+		p.Route53 = &cmacmev1.ACMEIssuerDNS01ProviderRoute53{Region: r.Region, AccessKeyID: r.AccessKeyID}
+		if r.SecretAccessKeySecretRef != nil {
+			p.Route53.SecretAccessKey = selector(*r.SecretAccessKeySecretRef)
 		}
 	case gatewayv1alpha1.DNS01DigitalOcean:
 		o := d.DigitalOcean
-		p.DigitalOcean = &cmacmev1.ACMEIssuerDNS01ProviderDigitalOcean{Token: secretKey(o.SecretName, o.SecretKey)}
+		if o == nil {
+			return cmacmev1.ACMEChallengeSolver{}, missing("digitalocean", "tokenSecretRef, the Secret name and key of the API token")
+		}
+		p.DigitalOcean = &cmacmev1.ACMEIssuerDNS01ProviderDigitalOcean{Token: selector(o.TokenSecretRef)}
 	case gatewayv1alpha1.DNS01RFC2136:
 		r := d.RFC2136
 		switch {
-		case r.Nameserver == "":
-			return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.rfc2136.nameserver", Message: "required with provider rfc2136"}
-		case r.TSIGKeyName == "" || r.SecretName == "":
-			return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.rfc2136", Message: "tsigKeyName and secretName are required with provider rfc2136"}
+		case r == nil || r.Nameserver == "":
+			return cmacmev1.ACMEChallengeSolver{}, missing("rfc2136.nameserver", "host:port of the authoritative DNS server")
+		case r.TSIGKeyName == "" || r.TSIGSecretSecretRef.Name == "":
+			return cmacmev1.ACMEChallengeSolver{}, missing("rfc2136", "tsigKeyName and tsigSecretSecretRef.name, the TSIG key and the Secret holding it")
 		}
 		p.RFC2136 = &cmacmev1.ACMEIssuerDNS01ProviderRFC2136{
 			Nameserver:    r.Nameserver,
 			TSIGKeyName:   r.TSIGKeyName,
-			TSIGAlgorithm: r.TSIGAlgorithm,
-			TSIGSecret:    secretKey(r.SecretName, r.SecretKey),
+			TSIGAlgorithm: cmp.Or(r.TSIGAlgorithm, gatewayv1alpha1.DefaultRFC2136TSIGAlgorithm),
+			TSIGSecret:    selector(r.TSIGSecretSecretRef),
 		}
 	default:
-		return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.provider", Message: fmt.Sprintf("unknown provider %q: use cloudflare, route53, digitalocean or rfc2136", d.Provider)}
+		return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.provider", Message: fmt.Sprintf("unknown provider %q: use cloudflare, route53, digitalocean or rfc2136", provider)}
 	}
 	return cmacmev1.ACMEChallengeSolver{DNS01: &p}, nil
+}
+
+// selector turns a Secret key selector of the spec into cert-manager's.
+func selector(s corev1.SecretKeySelector) cmmetav1.SecretKeySelector {
+	return secretKey(s.Name, s.Key)
 }
 
 func secretKey(name, key string) cmmetav1.SecretKeySelector {

@@ -19,8 +19,8 @@ type ListenersInput struct {
 	// namespace (the owner namespace).
 	TenantGateway string
 	Namespace     string
-	// Apex, CertMode, WildcardSecretName (certMode existingSecret) and
-	// TLSPassthroughServices come from the spec, defaults applied.
+	// Apex, CertMode (default applied), WildcardSecretName (certMode
+	// existingSecret) and TLSPassthroughServices come from the spec.
 	Apex                   string
 	CertMode               gatewayv1alpha1.CertMode
 	WildcardSecretName     string
@@ -42,7 +42,7 @@ func NewListenersInput(tgw *gatewayv1alpha1.TenantGateway, routeHostnames, child
 		Namespace:              tgw.Namespace,
 		Apex:                   tgw.Spec.Apex,
 		CertMode:               tgw.Spec.EffectiveCertMode(),
-		TLSPassthroughServices: tgw.Spec.EffectiveTLSPassthroughServices(),
+		TLSPassthroughServices: tgw.Spec.TLSPassthroughServices,
 		RouteHostnames:         routeHostnames,
 		ChildApexes:            childApexes,
 	}
@@ -66,8 +66,12 @@ func NewListenersInput(tgw *gatewayv1alpha1.TenantGateway, routeHostnames, child
 //     tlsPassthroughServices entry.
 //
 // Port-443 listeners admit routes from namespaces labelled
-// namespace.cozystack.io/gateway=<owner namespace>; HTTPS listeners admit
-// HTTPRoutes only, passthrough listeners TLSRoutes only.
+// namespace.cozystack.io/gateway=<owner namespace>, and all of them admit
+// both HTTPRoute and TLSRoute: Cilium merges the listeners of one port, and
+// when their allowed kinds differ the merged listener drops HTTPRoutes
+// (cilium/cilium#45559). Other route kinds stay excluded. A TLSRoute on an
+// HTTPS listener, or an HTTPRoute on a passthrough one, is still refused by
+// the Gateway API itself (the protocol does not carry that kind).
 //
 // Hostnames that get no listener, or that the wildcard certificate does not
 // cover, come back as rejections, sorted. A spec that cannot work is a
@@ -247,7 +251,7 @@ func httpListener(ownerNamespace string) gatewayv1.Listener {
 					Values:   values,
 				}}},
 			},
-			Kinds: routeKinds("HTTPRoute"),
+			Kinds: routeKinds(KindHTTPRoute),
 		},
 	}
 }
@@ -268,7 +272,7 @@ func httpsListener(name, hostname, secret, ownerNamespace string) gatewayv1.List
 				Name:  gatewayv1.ObjectName(secret),
 			}},
 		},
-		AllowedRoutes: tenantRoutes(ownerNamespace, "HTTPRoute"),
+		AllowedRoutes: tenantRoutes(ownerNamespace),
 	}
 }
 
@@ -280,13 +284,15 @@ func passthroughListener(ownerNamespace, service, apex string) gatewayv1.Listene
 		Port:          443,
 		Protocol:      gatewayv1.TLSProtocolType,
 		TLS:           &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)},
-		AllowedRoutes: tenantRoutes(ownerNamespace, "TLSRoute"),
+		AllowedRoutes: tenantRoutes(ownerNamespace),
 	}
 }
 
-// tenantRoutes admits routes of one kind from every namespace of the owner's
-// tree: those labelled namespace.cozystack.io/gateway=<owner namespace>.
-func tenantRoutes(ownerNamespace, kind string) *gatewayv1.AllowedRoutes {
+// tenantRoutes admits HTTPRoutes and TLSRoutes from every namespace of the
+// owner's tree: those labelled namespace.cozystack.io/gateway=<owner
+// namespace>. Every port-443 listener gets the same kinds (see
+// DesiredListeners).
+func tenantRoutes(ownerNamespace string) *gatewayv1.AllowedRoutes {
 	return &gatewayv1.AllowedRoutes{
 		Namespaces: &gatewayv1.RouteNamespaces{
 			From: ptr.To(gatewayv1.NamespacesFromSelector),
@@ -294,10 +300,14 @@ func tenantRoutes(ownerNamespace, kind string) *gatewayv1.AllowedRoutes {
 				gatewayv1alpha1.LabelNamespaceGateway: ownerNamespace,
 			}},
 		},
-		Kinds: routeKinds(kind),
+		Kinds: routeKinds(KindHTTPRoute, KindTLSRoute),
 	}
 }
 
-func routeKinds(kind string) []gatewayv1.RouteGroupKind {
-	return []gatewayv1.RouteGroupKind{{Group: ptr.To(gatewayv1.Group(gatewayv1.GroupName)), Kind: gatewayv1.Kind(kind)}}
+func routeKinds(kinds ...string) []gatewayv1.RouteGroupKind {
+	out := make([]gatewayv1.RouteGroupKind, len(kinds))
+	for i, k := range kinds {
+		out[i] = gatewayv1.RouteGroupKind{Group: ptr.To(gatewayv1.Group(gatewayv1.GroupName)), Kind: gatewayv1.Kind(k)}
+	}
+	return out
 }

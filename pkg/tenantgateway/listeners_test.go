@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -46,9 +47,12 @@ func describe(l gatewayv1.Listener) string {
 }
 
 const (
-	httpLine  = "http 80/HTTP kind=gateway.networking.k8s.io/HTTPRoute from=Selector kubernetes.io/metadata.name In [cozy-cert-manager tenant-root]"
-	httpsTail = " kind=gateway.networking.k8s.io/HTTPRoute from=Selector namespace.cozystack.io/gateway=tenant-root"
-	tlsTail   = " Passthrough kind=gateway.networking.k8s.io/TLSRoute from=Selector namespace.cozystack.io/gateway=tenant-root"
+	httpLine = "http 80/HTTP kind=gateway.networking.k8s.io/HTTPRoute from=Selector kubernetes.io/metadata.name In [cozy-cert-manager tenant-root]"
+	// Every port-443 listener admits both kinds (Cilium merges the
+	// listeners of one port and drops HTTPRoutes when their kinds differ).
+	kinds443  = " kind=gateway.networking.k8s.io/HTTPRoute kind=gateway.networking.k8s.io/TLSRoute"
+	httpsTail = kinds443 + " from=Selector namespace.cozystack.io/gateway=tenant-root"
+	tlsTail   = " Passthrough" + kinds443 + " from=Selector namespace.cozystack.io/gateway=tenant-root"
 )
 
 var defaultTLSLines = []string{
@@ -63,7 +67,7 @@ func baseInput(mode gatewayv1alpha1.CertMode) ListenersInput {
 		Namespace:              "tenant-root",
 		Apex:                   "example.org",
 		CertMode:               mode,
-		TLSPassthroughServices: gatewayv1alpha1.DefaultTLSPassthroughServices(),
+		TLSPassthroughServices: []string{"api", "vm-exportproxy", "cdi-uploadproxy"}, // as the gateway chart lists them
 	}
 }
 
@@ -156,8 +160,8 @@ func TestDesiredListeners(t *testing.T) {
 			},
 			want: []string{
 				"http 80/HTTP kind=gateway.networking.k8s.io/HTTPRoute from=Selector kubernetes.io/metadata.name In [cozy-cert-manager]",
-				"https 443/HTTPS *." + strings.Repeat("a.", 110) + "org Terminate secret=cozystack-gateway-tls kind=gateway.networking.k8s.io/HTTPRoute from=Selector namespace.cozystack.io/gateway=cozy-cert-manager",
-				"https-apex 443/HTTPS " + strings.Repeat("a.", 110) + "org Terminate secret=cozystack-gateway-tls kind=gateway.networking.k8s.io/HTTPRoute from=Selector namespace.cozystack.io/gateway=cozy-cert-manager",
+				"https 443/HTTPS *." + strings.Repeat("a.", 110) + "org Terminate secret=cozystack-gateway-tls" + kinds443 + " from=Selector namespace.cozystack.io/gateway=cozy-cert-manager",
+				"https-apex 443/HTTPS " + strings.Repeat("a.", 110) + "org Terminate secret=cozystack-gateway-tls" + kinds443 + " from=Selector namespace.cozystack.io/gateway=cozy-cert-manager",
 			},
 			wantRejected: []string{strings.Repeat("c.", 15) + strings.Repeat("a.", 110) + "org " + gatewayv1alpha1.ReasonInvalidHostname},
 		},
@@ -244,11 +248,16 @@ func assertListenerInvariants(t *testing.T, listeners []gatewayv1.Listener) {
 			l.Name != ListenerHTTPS && !strings.HasPrefix(string(l.Name), childListenerPrefix) {
 			t.Errorf("wildcard hostname on listener %q", l.Name)
 		}
-		if l.Protocol == gatewayv1.HTTPSProtocolType {
+		// Every port-443 listener, HTTPS or passthrough, admits the same
+		// kinds: HTTPRoute and TLSRoute.
+		if l.Port == 443 {
 			if httpsKinds == nil {
 				httpsKinds = l.AllowedRoutes.Kinds
+				if len(httpsKinds) != 2 || httpsKinds[0].Kind != KindHTTPRoute || httpsKinds[1].Kind != KindTLSRoute {
+					t.Errorf("listener %q admits %v, want HTTPRoute and TLSRoute", l.Name, httpsKinds)
+				}
 			} else if !reflect.DeepEqual(httpsKinds, l.AllowedRoutes.Kinds) {
-				t.Errorf("listener %q admits %v, other HTTPS listeners %v", l.Name, l.AllowedRoutes.Kinds, httpsKinds)
+				t.Errorf("listener %q admits %v, other port-443 listeners %v", l.Name, l.AllowedRoutes.Kinds, httpsKinds)
 			}
 		}
 	}
@@ -401,24 +410,25 @@ func TestNewListenersInput(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "cozystack", Namespace: "tenant-root"},
 		Spec:       gatewayv1alpha1.TenantGatewaySpec{Apex: "example.org"},
 	}
+	// No tlsPassthroughServices means no passthrough listener: the CRD has
+	// no default, as upstream's (its chart lists the services).
 	in := NewListenersInput(tgw, []string{"a.example.org"}, []string{"alice.example.org"})
 	want := ListenersInput{
-		TenantGateway:          "cozystack",
-		Namespace:              "tenant-root",
-		Apex:                   "example.org",
-		CertMode:               gatewayv1alpha1.CertModeHTTP01,
-		TLSPassthroughServices: []string{"api", "vm-exportproxy", "cdi-uploadproxy"},
-		RouteHostnames:         []string{"a.example.org"},
-		ChildApexes:            []string{"alice.example.org"},
+		TenantGateway:  "cozystack",
+		Namespace:      "tenant-root",
+		Apex:           "example.org",
+		CertMode:       gatewayv1alpha1.CertModeHTTP01,
+		RouteHostnames: []string{"a.example.org"},
+		ChildApexes:    []string{"alice.example.org"},
 	}
 	if !reflect.DeepEqual(in, want) {
 		t.Fatalf("got %+v\nwant %+v", in, want)
 	}
 	tgw.Spec.CertMode = gatewayv1alpha1.CertModeExistingSecret
-	tgw.Spec.WildcardSecretRef = &gatewayv1alpha1.SecretReference{Name: "mine"}
-	tgw.Spec.TLSPassthroughServices = []string{}
+	tgw.Spec.WildcardSecretRef = &corev1.LocalObjectReference{Name: "mine"}
+	tgw.Spec.TLSPassthroughServices = []string{"api"}
 	in = NewListenersInput(tgw, nil, nil)
-	if in.CertMode != gatewayv1alpha1.CertModeExistingSecret || in.WildcardSecretName != "mine" || len(in.TLSPassthroughServices) != 0 {
+	if in.CertMode != gatewayv1alpha1.CertModeExistingSecret || in.WildcardSecretName != "mine" || !reflect.DeepEqual(in.TLSPassthroughServices, []string{"api"}) {
 		t.Fatalf("got %+v", in)
 	}
 }

@@ -91,7 +91,9 @@ func PlanNamespaces(owner string, wanted []string, namespaces []NamespaceState) 
 
 // NamespacesAttachedCondition reports on the namespaces one TenantGateway
 // wants (its own namespace and its attachedNamespaces), given the plan of
-// its owner namespace after the plan's writes succeeded.
+// its owner namespace after the plan's writes succeeded: False only for a
+// label conflict; listed namespaces that do not exist yet keep it True with
+// reason NamespacesNotCreated, naming them.
 func NamespacesAttachedCondition(wanted []string, p NamespacePlan) metav1.Condition {
 	mine := map[string]bool{}
 	for _, n := range wanted {
@@ -119,8 +121,9 @@ func NamespacesAttachedCondition(wanted []string, p NamespacePlan) metav1.Condit
 		cond.Status, cond.Reason = metav1.ConditionFalse, gatewayv1alpha1.ReasonNamespaceLabelConflict
 		cond.Message = strings.Join(conflicts, "; ") + ": left as they are; remove the namespace from attachedNamespaces, or change its label where it was written"
 	case len(missing) > 0:
-		cond.Status, cond.Reason = metav1.ConditionFalse, gatewayv1alpha1.ReasonNamespaceNotFound
-		cond.Message = "namespaces not found: " + strings.Join(missing, ", ") + "; each is labelled as soon as it is created"
+		cond.Status, cond.Reason = metav1.ConditionTrue, gatewayv1alpha1.ReasonNamespacesNotCreated
+		cond.Message = fmt.Sprintf("%d namespaces carry %s; not created yet: %s (each is labelled as soon as it is created)",
+			len(mine)-len(missing), gatewayv1alpha1.LabelNamespaceGateway, strings.Join(missing, ", "))
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, gatewayv1alpha1.ReasonReady
 		cond.Message = fmt.Sprintf("%d namespaces carry %s", len(mine), gatewayv1alpha1.LabelNamespaceGateway)

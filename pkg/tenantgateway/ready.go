@@ -2,6 +2,7 @@ package tenantgateway
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,49 +10,49 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
 
-// summarised are the conditions Ready summarises, in the order their
-// problems are reported, with the controller that writes each.
-var summarised = []struct{ Type, Controller string }{
-	{gatewayv1alpha1.ConditionListenersReady, "gateway-listeners"},
-	{gatewayv1alpha1.ConditionCertificatesReady, "gateway-certs"},
-	{gatewayv1alpha1.ConditionNamespacesAttached, "ns-labels"},
-}
+// informing are the conditions of the other controllers, in the order their
+// blocking problems are reported. They gate Ready only with a reason in
+// gatewayv1alpha1.BlockingReasons.
+var informing = []string{gatewayv1alpha1.ConditionCertificatesReady, gatewayv1alpha1.ConditionNamespacesAttached}
 
-// Ready summarises the conditions of the gateway controllers for generation
-// into the one Ready condition: True when ListenersReady, CertificatesReady
-// and NamespacesAttached are all True for that generation; otherwise the
-// status, reason and message of the first that is not (False wins over
-// Unknown: a condition not yet written, or written for an older generation,
-// is Unknown with reason Progressing and says which controller it waits for).
-// HostnamesRejected is not summarised.
+// Ready computes the one Ready condition for generation with upstream
+// Cozystack's meaning: it follows the Gateway implementation, as
+// ListenersReady reports it (Gateway Accepted and Programmed, every listener
+// Accepted and Programmed).
+//
+//   - ListenersReady not written for this generation: Unknown, Progressing.
+//   - ListenersReady False: False with its reason and message.
+//   - CertificatesReady or NamespacesAttached with a blocking reason (the
+//     controller could not do its part at all: an object it refuses to take
+//     over, an API error, a spec it cannot serve), whatever its generation
+//     until its controller reports again: False with that reason.
+//   - Otherwise ListenersReady's status: True is reason Reconciled.
+//
+// Waiting for cert-manager (an ACME account not registered yet, certificates
+// not issued yet), namespaces not created yet and rejected hostnames never
+// make Ready False: status.listeners and the informing conditions say so.
 func Ready(conds []metav1.Condition, generation int64) metav1.Condition {
-	var firstUnknown *metav1.Condition
-	for _, s := range summarised {
-		c := meta.FindStatusCondition(conds, s.Type)
-		switch {
-		case c == nil:
-			if firstUnknown == nil {
-				firstUnknown = &metav1.Condition{Status: metav1.ConditionUnknown, Reason: gatewayv1alpha1.ReasonProgressing,
-					Message: fmt.Sprintf("waiting for %s to report %s", s.Controller, s.Type)}
-			}
-		case c.ObservedGeneration != generation:
-			if firstUnknown == nil {
-				firstUnknown = &metav1.Condition{Status: metav1.ConditionUnknown, Reason: gatewayv1alpha1.ReasonProgressing,
-					Message: fmt.Sprintf("waiting for %s to report %s for generation %d", s.Controller, s.Type, generation)}
-			}
-		case c.Status == metav1.ConditionFalse:
-			return metav1.Condition{Type: gatewayv1alpha1.ConditionReady, Status: metav1.ConditionFalse,
-				Reason: c.Reason, Message: s.Type + ": " + c.Message}
-		case c.Status != metav1.ConditionTrue:
-			if firstUnknown == nil {
-				firstUnknown = &metav1.Condition{Status: metav1.ConditionUnknown, Reason: c.Reason, Message: s.Type + ": " + c.Message}
-			}
+	ready := func(s metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: gatewayv1alpha1.ConditionReady, Status: s, Reason: reason, Message: msg}
+	}
+	l := meta.FindStatusCondition(conds, gatewayv1alpha1.ConditionListenersReady)
+	switch {
+	case l == nil:
+		return ready(metav1.ConditionUnknown, gatewayv1alpha1.ReasonProgressing, "waiting for gateway-listeners to report ListenersReady")
+	case l.ObservedGeneration != generation:
+		return ready(metav1.ConditionUnknown, gatewayv1alpha1.ReasonProgressing,
+			fmt.Sprintf("waiting for gateway-listeners to report ListenersReady for generation %d", generation))
+	case l.Status == metav1.ConditionFalse:
+		return ready(metav1.ConditionFalse, l.Reason, l.Type+": "+l.Message)
+	}
+	for _, t := range informing {
+		if c := meta.FindStatusCondition(conds, t); c != nil && c.Status == metav1.ConditionFalse &&
+			slices.Contains(gatewayv1alpha1.BlockingReasons, c.Reason) {
+			return ready(metav1.ConditionFalse, c.Reason, c.Type+": "+c.Message)
 		}
 	}
-	if firstUnknown != nil {
-		firstUnknown.Type = gatewayv1alpha1.ConditionReady
-		return *firstUnknown
+	if l.Status == metav1.ConditionTrue {
+		return ready(metav1.ConditionTrue, gatewayv1alpha1.ReasonReconciled, l.Message)
 	}
-	return metav1.Condition{Type: gatewayv1alpha1.ConditionReady, Status: metav1.ConditionTrue,
-		Reason: gatewayv1alpha1.ReasonReady, Message: "the Gateway is programmed, its certificates are issued and its namespaces attached"}
+	return ready(metav1.ConditionUnknown, l.Reason, l.Type+": "+l.Message)
 }

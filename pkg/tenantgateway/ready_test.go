@@ -28,13 +28,22 @@ func TestReady(t *testing.T) {
 		wantReason  string
 		wantMessage string
 	}{
-		{"all true", []metav1.Condition{c(L, T, "Ready", 3), c(C, T, "Ready", 3), c(N, T, "Ready", 3)}, T, "Ready", ""},
-		{"rejected hostnames do not count", []metav1.Condition{c(L, T, "Ready", 3), c(C, T, "Ready", 3), c(N, T, "Ready", 3), c(H, T, "WildcardHostname", 3)}, T, "Ready", ""},
-		{"first false in order", []metav1.Condition{c(L, T, "Ready", 3), c(C, F, "CertificatesNotReady", 3), c(N, F, "NamespaceNotFound", 3)}, F, "CertificatesNotReady", "CertificatesReady: m-CertificatesReady"},
-		{"false beats an earlier unknown", []metav1.Condition{c(L, U, "Progressing", 3), c(C, T, "Ready", 3), c(N, F, "NamespaceLabelConflict", 3)}, F, "NamespaceLabelConflict", "NamespacesAttached: m-NamespacesAttached"},
-		{"missing condition waits for its controller", []metav1.Condition{c(L, T, "Ready", 3), c(N, T, "Ready", 3)}, U, "Progressing", "waiting for gateway-certs to report CertificatesReady"},
-		{"stale generation waits", []metav1.Condition{c(L, T, "Ready", 3), c(C, T, "Ready", 2), c(N, T, "Ready", 3)}, U, "Progressing", "waiting for gateway-certs to report CertificatesReady for generation 3"},
-		{"unknown carries its reason", []metav1.Condition{c(L, U, "GatewayNotProgrammed", 3), c(C, T, "Ready", 3), c(N, T, "Ready", 3)}, U, "GatewayNotProgrammed", "ListenersReady: m-ListenersReady"},
+		{"all true", []metav1.Condition{c(L, T, "Reconciled", 3), c(C, T, "Ready", 3), c(N, T, "Ready", 3)}, T, "Reconciled", "m-ListenersReady"},
+		{"programmed Gateway, certificates not issued yet", []metav1.Condition{c(L, T, "Reconciled", 3), c(C, U, "CertificatesNotReady", 3), c(N, T, "Ready", 3)}, T, "Reconciled", ""},
+		{"programmed Gateway, ACME account not registered", []metav1.Condition{c(L, T, "Reconciled", 3), c(C, F, "IssuerNotReady", 3)}, T, "Reconciled", ""},
+		{"programmed Gateway, certificate conditions not written yet", []metav1.Condition{c(L, T, "Reconciled", 3)}, T, "Reconciled", ""},
+		{"programmed Gateway, attached namespaces not created", []metav1.Condition{c(L, T, "Reconciled", 3), c(N, T, "NamespacesNotCreated", 3)}, T, "Reconciled", ""},
+		{"programmed Gateway, a namespace labelled for another tenant", []metav1.Condition{c(L, T, "Reconciled", 3), c(N, F, "NamespaceLabelConflict", 3)}, T, "Reconciled", ""},
+		{"rejected hostnames do not count", []metav1.Condition{c(L, T, "Reconciled", 3), c(H, T, "WildcardHostname", 3)}, T, "Reconciled", ""},
+		{"gateway not programmed", []metav1.Condition{c(L, F, "GatewayNotProgrammed", 3), c(C, T, "Ready", 3)}, F, "GatewayNotProgrammed", "ListenersReady: m-ListenersReady"},
+		{"listeners false wins over a blocking certificate error", []metav1.Condition{c(L, F, "ListenersNotReady", 3), c(C, F, "ReconcileError", 3)}, F, "ListenersNotReady", ""},
+		{"foreign Issuer blocks", []metav1.Condition{c(L, T, "Reconciled", 3), c(C, F, "ReconcileError", 3)}, F, "ReconcileError", "CertificatesReady: m-CertificatesReady"},
+		{"spec the Issuer cannot be built from blocks", []metav1.Condition{c(L, T, "Reconciled", 3), c(C, F, "InvalidSpec", 3)}, F, "InvalidSpec", ""},
+		{"unknown issuer blocks", []metav1.Condition{c(L, U, "Progressing", 3), c(C, F, "UnknownIssuer", 3)}, F, "UnknownIssuer", ""},
+		{"a blocking error of an older generation still blocks", []metav1.Condition{c(L, T, "Reconciled", 3), c(C, F, "InvalidSpec", 2)}, F, "InvalidSpec", ""},
+		{"namespace labelling failed", []metav1.Condition{c(L, T, "Reconciled", 3), c(C, T, "Ready", 3), c(N, F, "ReconcileError", 3)}, F, "ReconcileError", "NamespacesAttached: m-NamespacesAttached"},
+		{"stale listeners wait", []metav1.Condition{c(L, T, "Reconciled", 2), c(C, T, "Ready", 3)}, U, "Progressing", "waiting for gateway-listeners to report ListenersReady for generation 3"},
+		{"unknown listeners carry their reason", []metav1.Condition{c(L, U, "Progressing", 3), c(C, T, "Ready", 3)}, U, "Progressing", "ListenersReady: m-ListenersReady"},
 		{"nothing reported", nil, U, "Progressing", "waiting for gateway-listeners to report ListenersReady"},
 	}
 	for _, tt := range tests {

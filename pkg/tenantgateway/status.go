@@ -14,9 +14,12 @@ import (
 // ListenersStatus derives status.listeners and the ListenersReady condition
 // from the listeners the Gateway should have and the Gateway as the API
 // server returns it (nil when it does not exist yet). A listener is ready when
-// the Gateway implementation reports it Programmed for the Gateway's current
-// generation. Conditions of an older generation count as not reported yet.
-func ListenersStatus(desired []gatewayv1.Listener, gw *gatewayv1.Gateway) ([]gatewayv1alpha1.ListenerStatus, metav1.Condition) {
+// the Gateway implementation reports it Accepted and Programmed for the
+// Gateway's current generation (as upstream Cozystack's controller decides).
+// Conditions of an older generation count as not reported yet. The condition
+// is True, reason Reconciled, when the Gateway is Accepted and Programmed and
+// every listener ready.
+func ListenersStatus(desired []gatewayv1.Listener, gw *gatewayv1.Gateway) ([]gatewayv1alpha1.TenantGatewayListenerStatus, metav1.Condition) {
 	cond := func(s metav1.ConditionStatus, reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: gatewayv1alpha1.ConditionListenersReady, Status: s, Reason: reason, Message: msg}
 	}
@@ -30,10 +33,10 @@ func ListenersStatus(desired []gatewayv1.Listener, gw *gatewayv1.Gateway) ([]gat
 			current = c.ObservedGeneration == gw.Generation
 		}
 	}
-	out := make([]gatewayv1alpha1.ListenerStatus, 0, len(desired))
+	out := make([]gatewayv1alpha1.TenantGatewayListenerStatus, 0, len(desired))
 	var notReady []string
 	for _, l := range desired {
-		s := gatewayv1alpha1.ListenerStatus{Name: string(l.Name)}
+		s := gatewayv1alpha1.TenantGatewayListenerStatus{Name: string(l.Name)}
 		if l.Hostname != nil {
 			s.Hostname = string(*l.Hostname)
 		}
@@ -72,7 +75,7 @@ func ListenersStatus(desired []gatewayv1.Listener, gw *gatewayv1.Gateway) ([]gat
 			"listeners not programmed: %s; status.listeners says why (often a certificate Secret that does not exist yet)",
 			strings.Join(notReady, ", ")))
 	}
-	return out, cond(metav1.ConditionTrue, gatewayv1alpha1.ReasonReady, fmt.Sprintf(
+	return out, cond(metav1.ConditionTrue, gatewayv1alpha1.ReasonReconciled, fmt.Sprintf(
 		"Gateway %s is programmed with %d listeners", name, len(desired)))
 }
 
@@ -94,8 +97,10 @@ func listenerReady(reported map[string]gatewayv1.ListenerStatus, name string, cu
 			return false, c.Reason, fmt.Sprintf("%s=%s: %s", c.Type, c.Status, c.Message)
 		}
 	}
-	if c := meta.FindStatusCondition(ls.Conditions, string(gatewayv1.ListenerConditionProgrammed)); c == nil {
-		return false, gatewayv1alpha1.ReasonProgressing, "not programmed yet"
+	for _, t := range []gatewayv1.ListenerConditionType{gatewayv1.ListenerConditionAccepted, gatewayv1.ListenerConditionProgrammed} {
+		if c := meta.FindStatusCondition(ls.Conditions, string(t)); c == nil {
+			return false, gatewayv1alpha1.ReasonProgressing, fmt.Sprintf("not reported %s yet", t)
+		}
 	}
 	return true, string(gatewayv1.ListenerReasonProgrammed), ""
 }

@@ -61,10 +61,13 @@ func TestListenersStatus(t *testing.T) {
 		{"a conflicted listener", gw(2, []metav1.Condition{accepted(2), programmed(2)}, ok("http", 2),
 			listener("https-app-b0bf13b6", cond("Conflicted", "True", "HostnameConflict", 2), cond("Programmed", "True", "Programmed", 2))),
 			metav1.ConditionFalse, gatewayv1alpha1.ReasonListenersNotReady, "https-app-b0bf13b6", []bool{true, false}},
+		{"a listener programmed but not reported accepted (upstream needs both)", gw(2, []metav1.Condition{accepted(2), programmed(2)}, ok("http", 2),
+			listener("https-app-b0bf13b6", cond("Programmed", "True", "Programmed", 2))),
+			metav1.ConditionFalse, gatewayv1alpha1.ReasonListenersNotReady, "https-app-b0bf13b6", []bool{true, false}},
 		{"a listener not reported", gw(2, []metav1.Condition{accepted(2), programmed(2)}, ok("http", 2)),
 			metav1.ConditionFalse, gatewayv1alpha1.ReasonListenersNotReady, "https-app-b0bf13b6", []bool{true, false}},
 		{"programmed", gw(2, []metav1.Condition{accepted(2), programmed(2)}, ok("http", 2), ok("https-app-b0bf13b6", 2)),
-			metav1.ConditionTrue, gatewayv1alpha1.ReasonReady, "programmed with 2 listeners", []bool{true, true}},
+			metav1.ConditionTrue, gatewayv1alpha1.ReasonReconciled, "programmed with 2 listeners", []bool{true, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,12 +13,20 @@ package v1alpha1
 // Polarity: "positive" means True is the healthy state; "negative" means True
 // reports an abnormality.
 const (
-	// ConditionReady (positive; owner gateway-listeners) is the one summary:
-	// True when ListenersReady, CertificatesReady and NamespacesAttached are
-	// all True for the current generation. When False it carries the reason
-	// and message of the first condition that is not True, in that order.
-	// HostnamesRejected does not make it False: one bad route hostname must
-	// not take the tenant's Gateway out of service.
+	// ConditionReady (positive; owner gateway-listeners) is the one summary,
+	// with the meaning upstream Cozystack's controller gives it: True when
+	// the Gateway implementation reports the Gateway Accepted and Programmed
+	// and every listener Accepted and Programmed for the current generation
+	// (ListenersReady), reason ReasonReconciled. A listener whose certificate
+	// Secret does not exist yet is not programmed, and status.listeners says
+	// so. The other controllers' conditions inform without gating it, except
+	// when one reports that it cannot do its part at all (a reason in
+	// BlockingReasons: an object it refuses to take over, an API error, a
+	// spec it cannot serve); then Ready is False with that reason. Waiting
+	// for cert-manager (IssuerNotReady, CertificatesNotReady) or for a
+	// namespace to be created never makes it False. HostnamesRejected does
+	// not gate it either: one bad route hostname must not take the tenant's
+	// Gateway out of service.
 	ConditionReady = "Ready"
 
 	// ConditionListenersReady (positive; owner gateway-listeners): the
@@ -41,9 +49,12 @@ const (
 	ConditionCertificatesReady = "CertificatesReady"
 
 	// ConditionNamespacesAttached (positive; owner ns-labels): every
-	// namespace in spec.attachedNamespaces carries
-	// namespace.cozystack.io/gateway=<this namespace>, and labels this
-	// TenantGateway wrote on namespaces no longer listed are removed.
+	// existing namespace in spec.attachedNamespaces (and the owner
+	// namespace) carries namespace.cozystack.io/gateway=<this namespace>,
+	// and labels this TenantGateway wrote on namespaces no longer listed are
+	// removed. Listed namespaces that do not exist yet keep it True (reason
+	// ReasonNamespacesNotCreated, named in the message): each is labelled
+	// when it is created.
 	ConditionNamespacesAttached = "NamespacesAttached"
 )
 
@@ -54,6 +65,9 @@ const (
 	// ReasonReady: the condition is True; everything it covers is as
 	// desired. Used by every controller.
 	ReasonReady = "Ready"
+
+	// ReasonReconciled: Ready is True (upstream Cozystack's reason).
+	ReasonReconciled = "Reconciled"
 
 	// ReasonProgressing: the desired objects are applied and the controller
 	// waits for another actor (the Gateway implementation, cert-manager) to
@@ -115,9 +129,11 @@ const (
 	// the Secret named by spec.wildcardSecretRef does not exist.
 	ReasonSecretNotFound = "SecretNotFound"
 
-	// ReasonNamespaceNotFound (ns-labels): an attachedNamespaces entry names
-	// a namespace that does not exist; it is labelled once it appears.
-	ReasonNamespaceNotFound = "NamespaceNotFound"
+	// ReasonNamespacesNotCreated (ns-labels, NamespacesAttached True): some
+	// attachedNamespaces entries name namespaces that do not exist (yet);
+	// each is labelled once it appears. Upstream's chart lists platform
+	// namespaces that many clusters never create, so this is not a problem.
+	ReasonNamespacesNotCreated = "NamespacesNotCreated"
 
 	// ReasonNamespaceLabelConflict (ns-labels): an attachedNamespaces entry
 	// already carries namespace.cozystack.io/gateway with another value,
@@ -131,6 +147,12 @@ const (
 	// wins; the message names the winner.
 	ReasonHostnameConflict = "HostnameConflict"
 )
+
+// BlockingReasons are the reasons with which a condition of gateway-certs or
+// ns-labels makes Ready False: the controller could not do its part at all,
+// as upstream's single controller then fails its whole reconcile. Every other
+// reason of theirs only informs.
+var BlockingReasons = []string{ReasonReconcileError, ReasonInvalidSpec, ReasonUnknownIssuer}
 
 // Reasons a route hostname gets no listener (HTTP-01) or is not covered by
 // the wildcard certificate (DNS-01, existingSecret). They appear in the
@@ -180,6 +202,15 @@ const (
 	AnnotationAttachedBy = "cozystack.io/gateway-attached-by"
 	// LabelGateway on derived objects names their TenantGateway.
 	LabelGateway = "cozystack.io/gateway"
+	// LabelTenantGateway on derived objects also names their TenantGateway:
+	// upstream Cozystack's controller labels its redirect route and
+	// per-listener Certificates with it, so selectors written for it keep
+	// working.
+	LabelTenantGateway = "cozystack.io/tenantgateway"
+	// ManagedByUpstream is the cozystack.io/managed-by value of objects
+	// upstream Cozystack's controller created; gateway-listeners and
+	// gateway-certs adopt those their TenantGateway controls.
+	ManagedByUpstream = "cozystack-controller"
 	// LabelManagedBy on derived objects names the controller.
 	LabelManagedBy = "cozystack.io/managed-by"
 	// LabelPerListenerCert ("true") marks HTTP-01 per-listener Certificates.

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -21,7 +22,8 @@ type TenantGateway struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec TenantGatewaySpec `json:"spec"`
+	// +optional
+	Spec TenantGatewaySpec `json:"spec,omitempty"`
 
 	// +optional
 	Status TenantGatewayStatus `json:"status,omitempty"`
@@ -56,22 +58,36 @@ const (
 	CertModeExistingSecret CertMode = "existingSecret"
 )
 
+// IssuerName is the ACME directory the per-tenant Issuer registers with.
+// +kubebuilder:validation:Enum=letsencrypt-prod;letsencrypt-stage
+type IssuerName string
+
 // Issuer names (ACME directories).
 const (
-	IssuerLetsEncryptProd  = "letsencrypt-prod"
-	IssuerLetsEncryptStage = "letsencrypt-stage"
+	// IssuerNameLetsEncryptProd: Let's Encrypt production. The default.
+	IssuerNameLetsEncryptProd IssuerName = "letsencrypt-prod"
+	// IssuerNameLetsEncryptStage: Let's Encrypt staging, for test clusters
+	// (untrusted certificates, generous rate limits).
+	IssuerNameLetsEncryptStage IssuerName = "letsencrypt-stage"
 )
 
-// TenantGatewaySpec is the desired publishing of one tenant.
+// TenantGatewaySpec is the desired publishing of one tenant. Field names,
+// types, enums, defaults and required fields are those of upstream
+// Cozystack's gateway.cozystack.io/v1alpha1, so that objects written for it
+// (its gateway chart renders one per publishing tenant) are served as they
+// are.
 //
+// The CEL rules below reject only what could never be served: upstream's
+// chart never renders such a spec, and upstream's controller fails on it too.
 // The DNS-01 rules apply only with certMode dns01, the only mode that reads
 // spec.dns01.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'existingSecret' || has(self.wildcardSecretRef)",message="certMode existingSecret needs spec.wildcardSecretRef: the Secret (in this namespace) holding the certificate for the apex, *.apex and every inheriting child apex"
-// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'route53' || (has(self.dns01.route53) && has(self.dns01.route53.region) && size(self.dns01.route53.region) > 0)",message="dns01.provider route53 needs spec.dns01.route53.region (the AWS region of the hosted zone, e.g. us-east-1)"
-// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'route53' || !has(self.dns01.route53) || !has(self.dns01.route53.accessKeyID) || size(self.dns01.route53.accessKeyID) == 0 || (has(self.dns01.route53.secretName) && size(self.dns01.route53.secretName) > 0)",message="spec.dns01.route53.accessKeyID needs spec.dns01.route53.secretName: the Secret holding the matching secret access key (leave both empty to use IRSA or the instance profile)"
-// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'rfc2136' || (has(self.dns01.rfc2136) && has(self.dns01.rfc2136.nameserver) && size(self.dns01.rfc2136.nameserver) > 0)",message="dns01.provider rfc2136 needs spec.dns01.rfc2136.nameserver (host:port of the authoritative DNS server)"
-// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'rfc2136' || (has(self.dns01.rfc2136) && has(self.dns01.rfc2136.tsigKeyName) && size(self.dns01.rfc2136.tsigKeyName) > 0 && has(self.dns01.rfc2136.secretName) && size(self.dns01.rfc2136.secretName) > 0)",message="dns01.provider rfc2136 needs spec.dns01.rfc2136.tsigKeyName and spec.dns01.rfc2136.secretName: the TSIG key name and the Secret holding its key material"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'existingSecret' || (has(self.wildcardSecretRef) && has(self.wildcardSecretRef.name) && size(self.wildcardSecretRef.name) > 0)",message="certMode existingSecret needs spec.wildcardSecretRef.name: the Secret (in this namespace) holding the certificate for the apex, *.apex and every inheriting child apex"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || has(self.dns01)",message="certMode dns01 needs spec.dns01: the provider and its block, e.g. {provider: cloudflare, cloudflare: {apiTokenSecretRef: {name: cloudflare-api-token-secret, key: api-token}}}"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'cloudflare' || has(self.dns01.cloudflare)",message="dns01.provider cloudflare needs spec.dns01.cloudflare.apiTokenSecretRef: the Secret name and key of a Cloudflare API token"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'digitalocean' || has(self.dns01.digitalocean)",message="dns01.provider digitalocean needs spec.dns01.digitalocean.tokenSecretRef: the Secret name and key of a DigitalOcean API token"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'route53' || (has(self.dns01.route53) && size(self.dns01.route53.region) > 0)",message="dns01.provider route53 needs spec.dns01.route53.region (the AWS region of the hosted zone, e.g. us-east-1)"
+// +kubebuilder:validation:XValidation:rule="!has(self.certMode) || self.certMode != 'dns01' || !has(self.dns01) || !has(self.dns01.provider) || self.dns01.provider != 'rfc2136' || (has(self.dns01.rfc2136) && size(self.dns01.rfc2136.nameserver) > 0)",message="dns01.provider rfc2136 needs spec.dns01.rfc2136.nameserver (host:port of the authoritative DNS server)"
 // +kubebuilder:validation:XValidation:rule="!has(self.tlsPassthroughServices) || self.tlsPassthroughServices.all(s, size(s) + 1 + size(self.apex) <= 253)",message="every tlsPassthroughServices entry becomes the listener hostname <service>.<apex>, which must fit in 253 characters: shorten the service name or the apex"
 type TenantGatewaySpec struct {
 	// Apex is the tenant's apex domain, e.g. example.org: a lower-case DNS
@@ -79,7 +95,7 @@ type TenantGatewaySpec struct {
 	// in the wildcard modes, *.<apex>. It should equal the
 	// namespace.cozystack.io/host label of this namespace, which the
 	// admission policies check listener and route hostnames against.
-	// +kubebuilder:validation:MinLength=1
+	// +required
 	// +kubebuilder:validation:MaxLength=251
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`
 	Apex string `json:"apex"`
@@ -87,67 +103,57 @@ type TenantGatewaySpec struct {
 	// CertMode: http01 (a certificate per hostname), dns01 (one wildcard
 	// certificate) or existingSecret (a wildcard certificate you provide).
 	// +kubebuilder:default=http01
-	// +optional
 	CertMode CertMode `json:"certMode,omitempty"`
 
 	// IssuerName is the ACME directory: letsencrypt-prod or letsencrypt-stage.
-	// +kubebuilder:validation:Enum=letsencrypt-prod;letsencrypt-stage
+	// Read with certMode http01 and dns01.
 	// +kubebuilder:default=letsencrypt-prod
-	// +optional
-	IssuerName string `json:"issuerName,omitempty"`
+	IssuerName IssuerName `json:"issuerName,omitempty"`
 
-	// DNS01 configures the DNS-01 solver; read only with certMode dns01.
-	// Defaults to Cloudflare with the documented Secret.
-	// +kubebuilder:default={provider: cloudflare}
+	// DNS01 configures the DNS-01 solver; required with certMode dns01 and
+	// read only then. Only the block of the selected provider is read.
 	// +optional
-	DNS01 *DNS01 `json:"dns01,omitempty"`
+	DNS01 *DNS01Config `json:"dns01,omitempty"`
 
 	// WildcardSecretRef names the kubernetes.io/tls Secret, in this
 	// namespace, that the HTTPS listeners serve with certMode
-	// existingSecret. It must cover the apex, *.apex and, for every
-	// inheriting child tenant, the child apex and *.child-apex.
+	// existingSecret (required then, ignored otherwise). It must cover the
+	// apex, *.apex and, for every inheriting child tenant, the child apex
+	// and *.child-apex. Other namespaces are not supported: they would need
+	// a ReferenceGrant.
 	// +optional
-	WildcardSecretRef *SecretReference `json:"wildcardSecretRef,omitempty"`
+	WildcardSecretRef *corev1.LocalObjectReference `json:"wildcardSecretRef,omitempty"`
 
 	// AttachedNamespaces get the label namespace.cozystack.io/gateway=<this
 	// namespace>, so their routes may attach to this Gateway's HTTPS and
 	// passthrough listeners (typically the cozy-* platform namespaces, and
-	// default for the Kubernetes API TLSRoute). A namespace whose label was
-	// written by the tenant chart is left alone.
+	// default for the Kubernetes API TLSRoute). The owner namespace is
+	// implicit. A namespace that does not exist yet is labelled when it
+	// is created; one whose label was written by the tenant chart is left
+	// alone.
 	// +optional
-	// +listType=set
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=63
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	AttachedNamespaces []string `json:"attachedNamespaces,omitempty"`
 
 	// TLSPassthroughServices get a TLS passthrough listener each, named
-	// tls-<service>, hostname <service>.<apex>, admitting TLSRoutes only.
-	// The listener exists whether or not a route attaches. An empty list
-	// means no passthrough listener.
-	// +kubebuilder:default={api,vm-exportproxy,cdi-uploadproxy}
+	// tls-<service>, hostname <service>.<apex>. The listener exists whether
+	// or not a route attaches. Unset or empty means no passthrough
+	// listener; the gateway chart lists api, vm-exportproxy and
+	// cdi-uploadproxy.
 	// +optional
-	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +kubebuilder:validation:items:MaxLength=59
 	TLSPassthroughServices []string `json:"tlsPassthroughServices,omitempty"`
 
-	// GatewayClassName of the Gateway. Must name an existing GatewayClass
-	// (with Cilium, exactly cilium).
+	// GatewayClassName of the Gateway; empty means cilium. Must name an
+	// existing GatewayClass.
 	// +kubebuilder:default=cilium
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	GatewayClassName string `json:"gatewayClassName,omitempty"`
-}
-
-// SecretReference names a Secret in the TenantGateway's namespace.
-type SecretReference struct {
-	// Name of the Secret.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
 }
 
 // DNS01Provider names a DNS-01 provider.
@@ -162,108 +168,75 @@ const (
 	DNS01RFC2136      DNS01Provider = "rfc2136"
 )
 
-// DNS01 selects and configures the DNS-01 provider. Only the block of the
-// selected provider is read.
-//
-// Defaults: the API server defaults a field only when its parent object
-// exists. The cloudflare and digitalocean blocks need nothing from the user,
-// so they default to {} and therefore always carry their documented Secret
-// name and key, even when only the provider is given (and even when another
-// provider is selected: they are then ignored). The route53 and rfc2136 blocks
-// need a region or a nameserver, so the CEL rules on the spec make the user
-// write the block, whose key defaults then apply. TenantGatewaySpec.EffectiveDNS01
-// applies the same defaults in Go for objects that did not come through the
-// API server.
-type DNS01 struct {
+// DNS01Config selects and configures the DNS-01 provider. Only the block of
+// the selected provider is read; the others are ignored. Secrets live in the
+// TenantGateway's namespace (the Issuer is namespaced).
+type DNS01Config struct {
 	// Provider of the DNS zone.
 	// +kubebuilder:default=cloudflare
-	// +optional
 	Provider DNS01Provider `json:"provider,omitempty"`
 
-	// Cloudflare: an API token in a Secret of this namespace.
-	// +kubebuilder:default={}
+	// Cloudflare: required with provider cloudflare.
 	// +optional
-	Cloudflare *Cloudflare `json:"cloudflare,omitempty"`
-	// Route53: region required; an access key in a Secret, or ambient
-	// credentials (IRSA, instance profile) when secretName is empty.
+	Cloudflare *CloudflareDNS01 `json:"cloudflare,omitempty"`
+	// Route53: required with provider route53.
 	// +optional
-	Route53 *Route53 `json:"route53,omitempty"`
-	// DigitalOcean: an API token in a Secret of this namespace.
-	// +kubebuilder:default={}
+	Route53 *Route53DNS01 `json:"route53,omitempty"`
+	// DigitalOcean: required with provider digitalocean.
 	// +optional
-	DigitalOcean *DigitalOcean `json:"digitalocean,omitempty"`
-	// RFC2136: nameserver, TSIG key name and the Secret with the TSIG key
-	// required.
+	DigitalOcean *DigitalOceanDNS01 `json:"digitalocean,omitempty"`
+	// RFC2136: required with provider rfc2136.
 	// +optional
-	RFC2136 *RFC2136 `json:"rfc2136,omitempty"`
+	RFC2136 *RFC2136DNS01 `json:"rfc2136,omitempty"`
 }
 
-// Cloudflare holds an API token.
-type Cloudflare struct {
-	// SecretName of the Secret with the API token.
-	// +kubebuilder:default=cloudflare-api-token-secret
-	// +optional
-	SecretName string `json:"secretName,omitempty"`
-	// SecretKey of the token in that Secret.
-	// +kubebuilder:default=api-token
-	// +optional
-	SecretKey string `json:"secretKey,omitempty"`
+// CloudflareDNS01 holds a Cloudflare API token.
+type CloudflareDNS01 struct {
+	// APITokenSecretRef selects the key of a Secret holding an API token
+	// with Zone:Read and Zone:DNS:Edit on the apex zone.
+	// +required
+	APITokenSecretRef corev1.SecretKeySelector `json:"apiTokenSecretRef"`
 }
 
-// Route53 uses IRSA / an instance profile, or an access key in a Secret.
-// Ambient credentials on a namespaced Issuer need cert-manager's
-// --issuer-ambient-credentials flag.
-type Route53 struct {
-	// Region of the hosted zone (required with provider route53).
-	// +optional
-	Region string `json:"region,omitempty"`
-	// HostedZoneID limits the solver to one zone.
-	// +optional
-	HostedZoneID string `json:"hostedZoneID,omitempty"`
+// Route53DNS01 uses an IAM access key, or ambient credentials (IRSA, an
+// instance profile) when accessKeyID is empty. Ambient credentials on a
+// namespaced Issuer need cert-manager's --issuer-ambient-credentials flag.
+type Route53DNS01 struct {
+	// Region of the hosted zone.
+	// +required
+	Region string `json:"region"`
 	// AccessKeyID of the IAM user; empty uses ambient credentials.
 	// +optional
 	AccessKeyID string `json:"accessKeyID,omitempty"`
-	// SecretName of the Secret with the secret access key; empty uses
-	// ambient credentials.
+	// SecretAccessKeySecretRef selects the key of a Secret holding the
+	// secret access key; needed with accessKeyID.
 	// +optional
-	SecretName string `json:"secretName,omitempty"`
-	// SecretKey of the secret access key in that Secret.
-	// +kubebuilder:default=secret-access-key
-	// +optional
-	SecretKey string `json:"secretKey,omitempty"`
+	SecretAccessKeySecretRef *corev1.SecretKeySelector `json:"secretAccessKeySecretRef,omitempty"`
 }
 
-// DigitalOcean holds an API token.
-type DigitalOcean struct {
-	// SecretName of the Secret with the API token.
-	// +kubebuilder:default=digitalocean-api-token-secret
-	// +optional
-	SecretName string `json:"secretName,omitempty"`
-	// SecretKey of the token in that Secret.
-	// +kubebuilder:default=access-token
-	// +optional
-	SecretKey string `json:"secretKey,omitempty"`
+// DigitalOceanDNS01 holds a DigitalOcean API token.
+type DigitalOceanDNS01 struct {
+	// TokenSecretRef selects the key of a Secret holding an API token with
+	// write access to the apex domain.
+	// +required
+	TokenSecretRef corev1.SecretKeySelector `json:"tokenSecretRef"`
 }
 
-// RFC2136 updates an authoritative DNS server with TSIG.
-type RFC2136 struct {
-	// Nameserver is host:port of the DNS server (required with provider rfc2136).
-	// +optional
-	Nameserver string `json:"nameserver,omitempty"`
-	// TSIGKeyName is the TSIG key name.
-	// +optional
-	TSIGKeyName string `json:"tsigKeyName,omitempty"`
-	// TSIGAlgorithm, e.g. HMACSHA256.
+// RFC2136DNS01 updates an authoritative DNS server with TSIG.
+type RFC2136DNS01 struct {
+	// Nameserver is host:port of the DNS server accepting dynamic updates.
+	// +required
+	Nameserver string `json:"nameserver"`
+	// TSIGKeyName is the name of the TSIG key authorising the updates.
+	// +required
+	TSIGKeyName string `json:"tsigKeyName"`
+	// TSIGAlgorithm is the TSIG HMAC algorithm.
 	// +kubebuilder:default=HMACSHA256
 	// +optional
 	TSIGAlgorithm string `json:"tsigAlgorithm,omitempty"`
-	// SecretName of the Secret with the TSIG key.
-	// +optional
-	SecretName string `json:"secretName,omitempty"`
-	// SecretKey of the TSIG key in that Secret.
-	// +kubebuilder:default=tsig-secret-key
-	// +optional
-	SecretKey string `json:"secretKey,omitempty"`
+	// TSIGSecretSecretRef selects the key of a Secret holding the TSIG key.
+	// +required
+	TSIGSecretSecretRef corev1.SecretKeySelector `json:"tsigSecretSecretRef"`
 }
 
 // TenantGatewayStatus is the observed state.
@@ -273,8 +246,9 @@ type TenantGatewayStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: one per gateway controller, and Ready summarising them
-	// all. Types, owners and reasons are listed in conditions.go.
+	// Conditions: one per gateway controller, and Ready, the summary that
+	// follows the Gateway implementation. Types, owners and reasons are
+	// listed in conditions.go.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -286,17 +260,18 @@ type TenantGatewayStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
-	Listeners []ListenerStatus `json:"listeners,omitempty"`
+	Listeners []TenantGatewayListenerStatus `json:"listeners,omitempty"`
 }
 
-// ListenerStatus reports one listener.
-type ListenerStatus struct {
+// TenantGatewayListenerStatus reports one listener.
+type TenantGatewayListenerStatus struct {
 	// Name of the listener.
 	Name string `json:"name"`
 	// Hostname of the listener (empty for the plain-HTTP one).
 	// +optional
 	Hostname string `json:"hostname,omitempty"`
-	// Ready is true when the Gateway reports the listener Programmed.
+	// Ready is true when the Gateway implementation reports the listener
+	// Accepted and Programmed.
 	Ready bool `json:"ready"`
 	// CertificateName is the Secret the listener serves (for the HTTP-01
 	// and DNS-01 modes also the name of the Certificate that fills it).

@@ -197,6 +197,14 @@ func (r *Reconciler) apply(ctx context.Context, desired runtime.Object, gvk sche
 	if err != nil {
 		return err
 	}
+	if found && gatewayctl.CreatedUpstream(live) {
+		// Created by upstream Cozystack's controller for this
+		// TenantGateway (the caller checked that it controls it): adopt
+		// it, so that this apply alone decides its spec.
+		if _, err := gatewayctl.Adopt(ctx, r.Client, r.APIReader, gvk, client.ObjectKeyFromObject(live), r.Name); err != nil {
+			return err
+		}
+	}
 	var liveU *unstructured.Unstructured
 	if found {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
@@ -216,12 +224,14 @@ func (r *Reconciler) apply(ctx context.Context, desired runtime.Object, gvk sche
 }
 
 // deleteStale deletes the Certificates this TenantGateway controls that no
-// listener references any more. Certificates it does not control are never
-// deleted, whatever their labels say.
+// listener references any more. Ownership alone decides, not labels: the
+// Certificates upstream Cozystack's controller created for it (labelled
+// cozystack.io/tenantgateway, or for the wildcard one only
+// cozystack.io/managed-by) are as much its own. Certificates it does not
+// control are never deleted, whatever their labels say.
 func (r *Reconciler) deleteStale(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, wanted map[string]bool) error {
 	var certs cmv1.CertificateList
-	if err := r.Client.List(ctx, &certs, client.InNamespace(tgw.Namespace),
-		client.MatchingLabels{gatewayv1alpha1.LabelGateway: tgw.Name}); err != nil {
+	if err := r.Client.List(ctx, &certs, client.InNamespace(tgw.Namespace)); err != nil {
 		return fmt.Errorf("listing Certificates: %w", err)
 	}
 	for i := range certs.Items {

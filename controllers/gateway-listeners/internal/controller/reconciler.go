@@ -42,6 +42,9 @@ var (
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
+	// APIReader reads what the cache strips: the managed fields of an
+	// object upstream Cozystack's controller created, when adopting it.
+	APIReader client.Reader
 	// Name is the field manager and the cozystack.io/managed-by value.
 	Name string
 }
@@ -155,7 +158,7 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 		return tenantgateway.ListenersInput{}, nil, err
 	}
 	passthrough := map[string]bool{}
-	for _, svc := range tgw.Spec.EffectiveTLSPassthroughServices() {
+	for _, svc := range tgw.Spec.TLSPassthroughServices {
 		passthrough[tenantgateway.PassthroughHostname(svc, tenantgateway.NormalizeHostname(tgw.Spec.Apex))] = true
 	}
 	var hostnames []string
@@ -207,11 +210,19 @@ func (r *Reconciler) liveRoute(ctx context.Context, namespace, name string) (*ga
 	return &rt, nil
 }
 
-// apply server-side applies desired unless live already matches it.
+// apply server-side applies desired unless live already matches it. A live
+// object upstream Cozystack's controller created for this TenantGateway (the
+// caller checked that the TenantGateway controls it) is adopted first, so
+// that this apply alone decides its spec.
 func (r *Reconciler) apply(ctx context.Context, desired runtime.Object, gvk schema.GroupVersionKind, owner ownership.Owner, live client.Object) (ssa.Result, error) {
 	u, err := gatewayctl.Desired(desired, gvk, owner)
 	if err != nil {
 		return ssa.Unchanged, err
+	}
+	if live != nil && !isNil(live) && gatewayctl.CreatedUpstream(live) {
+		if _, err := gatewayctl.Adopt(ctx, r.Client, r.APIReader, gvk, client.ObjectKeyFromObject(live), r.Name); err != nil {
+			return ssa.Unchanged, err
+		}
 	}
 	var liveU *unstructured.Unstructured
 	if live != nil && !isNil(live) {
@@ -254,7 +265,7 @@ func (r *Reconciler) failed(tgw *gatewayv1alpha1.TenantGateway, gw *gatewayv1.Ga
 
 // status assembles what this controller owns of the TenantGateway status;
 // Ready summarises it with the other controllers' conditions.
-func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gatewayv1alpha1.ListenerStatus, ready metav1.Condition, rejected []tenantgateway.RejectedHostname) gatewayctl.Status {
+func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gatewayv1alpha1.TenantGatewayListenerStatus, ready metav1.Condition, rejected []tenantgateway.RejectedHostname) gatewayctl.Status {
 	own := []metav1.Condition{ready, tenantgateway.HostnamesRejectedCondition(rejected)}
 	all := slices.Clone(tgw.Status.Conditions)
 	for _, c := range own {
