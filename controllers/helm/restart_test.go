@@ -121,6 +121,13 @@ spec:
 
 func startEnv(t *testing.T) *testenv.Env {
 	t.Helper()
+	return startEnvKinds(t, apiextensionsv1.CustomResourceDefinitionNames{Kind: "Restart", Plural: "restarts", ListKind: "RestartList", Singular: "restart"})
+}
+
+// startEnvKinds starts an API server serving definitions, HelmReleases and
+// the user-facing kinds named (schemaless).
+func startEnvKinds(t *testing.T, kinds ...apiextensionsv1.CustomResourceDefinitionNames) *testenv.Env {
+	t.Helper()
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range []string{"api/crds/cozystack.io_applicationdefinitions.yaml", ".cache/crds/helm.toolkit.fluxcd.io_helmreleases.yaml"} {
 		crd, err := testenv.CRDFromFile(f)
@@ -130,18 +137,20 @@ func startEnv(t *testing.T) *testenv.Env {
 		crds = append(crds, crd)
 	}
 	preserve := true
-	crds = append(crds, &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "restarts.apps.cozystack.io"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "apps.cozystack.io", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Restart", Plural: "restarts", ListKind: "RestartList", Singular: "restart"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1alpha1", Served: true, Storage: true,
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}},
-			}},
-		},
-	})
+	for _, names := range kinds {
+		crds = append(crds, &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: names.Plural + ".apps.cozystack.io"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "apps.cozystack.io", Scope: apiextensionsv1.NamespaceScoped,
+				Names: names,
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+					Name: "v1alpha1", Served: true, Storage: true,
+					Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+					Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}},
+				}},
+			},
+		})
+	}
 	env, err := testenv.Start(crds...)
 	if err != nil {
 		t.Fatal(err)
