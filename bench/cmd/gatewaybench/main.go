@@ -158,7 +158,10 @@ func namespace(ctx context.Context, c client.Client, name string, labels map[str
 func tenantGateway(ctx context.Context, c client.Client, ns, apex string) {
 	measure.Check(c.Create(ctx, &gatewayv1alpha1.TenantGateway{
 		ObjectMeta: metav1.ObjectMeta{Name: "cozystack", Namespace: ns},
-		Spec:       gatewayv1alpha1.TenantGatewaySpec{Apex: apex},
+		Spec: gatewayv1alpha1.TenantGatewaySpec{Apex: apex,
+			// As upstream's gateway chart: three passthrough listeners, so 60
+			// routes make the 64 listeners Gateway API allows.
+			TLSPassthroughServices: []string{"api", "vm-exportproxy", "cdi-uploadproxy"}},
 	}))
 }
 
