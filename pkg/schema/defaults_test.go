@@ -2,6 +2,8 @@ package schema
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,7 +12,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 )
@@ -300,4 +304,49 @@ func defaultInstance(t *testing.T, spec string, s *structuralschema.Structural) 
 	}
 	structuraldefaulting.Default(v, s)
 	return v
+}
+
+// TestUpstreamPatternFixtures builds the definitions of the
+// appdef/upstream-patterns scenario (each reproduces a default pattern of
+// upstream Cozystack's definitions) and checks that an empty spec is stored
+// as with the schema as written.
+func TestUpstreamPatternFixtures(t *testing.T) {
+	dir := filepath.Join("..", "..", "tests", "chainsaw", "appdef", "upstream-patterns")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(data, &meta); err != nil || meta.Kind != "ApplicationDefinition" {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			def := &cozyv1alpha1.ApplicationDefinition{}
+			if err := yaml.UnmarshalStrict(data, def); err != nil {
+				t.Fatal(err)
+			}
+			crd, err := BuildCRD(def)
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+			got := defaultInstance(t, `{}`, toStructural(t, &spec))
+			want := defaultInstance(t, `{}`, writtenStructural(t, def.Spec.Application.OpenAPISchema))
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Errorf("spec {} is stored as %s, with the schema as written %s", g, w)
+			}
+		})
+	}
+	if n < 3 {
+		t.Fatalf("found %d definitions under %s, want the scenario's three", n, dir)
+	}
 }

@@ -67,8 +67,10 @@
 // the default is valid and every instance is stored exactly as before. A
 // default that still misses a required member, or holds a value of the wrong
 // type or outside its enum, is refused by the CRD validation below, naming
-// the field (openAPISchema.properties[backup].default.bucket). BuildCRD runs the whole CRD
-// validation (defaults, CEL compilation and cost, names, printer columns).
+// the field (openAPISchema.properties[backup].default.bucket).
+//
+// BuildCRD runs the whole CRD validation (defaults, CEL compilation and
+// cost, names, printer columns).
 // Every failure is an *Error whose Reason is the ApplicationDefinition
 // condition reason and whose message names the field, e.g.
 // openAPISchema.properties[size].default.
