@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The limits of each controller identity that RBAC cannot express, checked as
+# that identity: first what RBAC grants (a SubjectAccessReview through
+# kubectl auth can-i), then server-side dry-runs impersonating the identity,
+# allowed or refused by the named admission policy. identity.sh CASE.
+set -euo pipefail
+cd "$(dirname "$0")"
+a=../../_scripts/admission.sh
+ns=$NAMESPACE
+sa() { echo "--as=system:serviceaccount:$1"; }
+# rbac EXPECT IDENTITY VERB RESOURCE [NAMESPACE]
+rbac() {
+  local got
+  got=$(kubectl auth can-i "$3" "$4" ${5:+-n "$5"} "$(sa "$2")" || true)
+  [[ "${got}" == "$1" ]] || { echo "RBAC: $2 may $3 $4: ${got}, want $1"; exit 1; }
+  echo "RBAC: $2 may $3 $4: $1"
+}
+crd() { # crd GROUP [EXTRA-SPEC-LINES]
+  printf 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: probes.%s}\nspec:\n  group: %s\n  names: {kind: Probe, plural: probes}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n%s\n' "$1" "$1" "${2:-}"
+}
+labelled_hr() { # labelled_hr NAME: a HelmRelease carrying the application labels of E2eIdApp/NAME
+  printf 'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: id-%s\n  labels: {apps.cozystack.io/application.kind: E2eIdApp, apps.cozystack.io/application.group: apps.cozystack.io, apps.cozystack.io/application.name: %s}\nspec:\n  interval: 5m\n  chartRef: {kind: OCIRepository, name: chart}\n' "$1" "$1"
+}
+B=cozystack-backing-object-policy
+case "$1" in
+appdef)
+  A=cozy-system:cozystack-appdef P=cozystack-appdef-identity-policy
+  rbac yes "$A" create customresourcedefinitions.apiextensions.k8s.io
+  rbac yes "$A" delete customresourcedefinitions.apiextensions.k8s.io
+  crd apps.cozystack.io | $a allow -- kubectl "$(sa $A)" create --dry-run=server -f -
+  crd evil.example.com | $a deny $P "writes only CRDs of the group apps.cozystack.io; CREATE of CRD probes.evil.example.com is refused" -- kubectl "$(sa $A)" create --dry-run=server -f -
+  crd apps.cozystack.io "  conversion: {strategy: Webhook, webhook: {conversionReviewVersions: [v1], clientConfig: {url: 'https://convert.example.com/'}}}" \
+    | $a deny $P "without a conversion webhook" -- kubectl "$(sa $A)" create --dry-run=server -f -
+  $a deny $P "DELETE of CRD helmreleases.helm.toolkit.fluxcd.io is refused" -- kubectl "$(sa $A)" delete crd helmreleases.helm.toolkit.fluxcd.io --dry-run=server
+  $a deny $P "UPDATE of CRD terraforms.infra.contrib.fluxcd.io is refused" -- \
+    kubectl "$(sa $A)" patch crd terraforms.infra.contrib.fluxcd.io --type=merge -p '{"spec":{"versions":[]}}' --dry-run=server
+  # the same requests from an administrator are not this policy's business
+  crd evil.example.com | $a allow -- kubectl create --dry-run=server -f -
+  ;;
+ns-labels)
+  N=cozy-system:cozystack-ns-labels P=cozystack-namespace-host-label-policy
+  rbac yes "$N" patch namespaces
+  $a deny $P "immutable once set" -- kubectl "$(sa $N)" label namespace "$ns" namespace.cozystack.io/host=evil.example.org --dry-run=server
+  $a allow -- kubectl "$(sa $N)" label namespace "$ns" namespace.cozystack.io/gateway=tenant-root --dry-run=server
+  ;;
+helm)
+  H=cozy-system:cozystack-helm
+  rbac yes "$H" create helmreleases.helm.toolkit.fluxcd.io "$ns"
+  labelled_hr made | $a allow -- kubectl -n "$ns" "$(sa $H)" create --dry-run=server -f -
+  $a allow -- kubectl -n "$ns" "$(sa $H)" patch helmrelease id-web --type=merge -p '{"spec":{"interval":"10m"}}' --dry-run=server
+  $a allow -- kubectl -n "$ns" "$(sa $H)" delete helmrelease id-web --dry-run=server
+  # what its role does not grant at all
+  rbac no "$H" patch helmreleases.helm.toolkit.fluxcd.io/status "$ns"
+  rbac no "$H" update secrets "$ns"
+  rbac no "$H" create terraforms.infra.contrib.fluxcd.io "$ns"
+  ;;
+terraform)
+  T=cozy-system:cozystack-terraform
+  rbac yes "$T" create terraforms.infra.contrib.fluxcd.io "$ns"
+  printf 'apiVersion: infra.contrib.fluxcd.io/v1alpha2\nkind: Terraform\nmetadata:\n  name: idinfra-made\n  labels: {apps.cozystack.io/application.kind: E2eIdInfra, apps.cozystack.io/application.name: made}\nspec:\n  interval: 1m\n  sourceRef: {kind: OCIRepository, name: m, namespace: cozy-system}\n' \
+    | $a allow -- kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
+  rbac no "$T" create helmreleases.helm.toolkit.fluxcd.io "$ns"
+  rbac no "$T" update secrets "$ns"
+  ;;
+flux)
+  # Flux's helm-controller (Cozystack's all-in-one Flux runs as cozy-fluxcd:flux),
+  # granted here what Flux's own ClusterRole gives it.
+  F=cozy-fluxcd:flux
+  $a allow -- kubectl -n "$ns" "$(sa $F)" patch helmrelease id-web --subresource=status --type=merge -p '{"status":{"observedGeneration":1}}' --dry-run=server
+  $a allow -- kubectl -n "$ns" "$(sa $F)" patch helmrelease id-web --type=merge -p '{"metadata":{"finalizers":["finalizers.fluxcd.io/helm"]}}' --dry-run=server
+  $a deny $B "UPDATE by system:serviceaccount:cozy-fluxcd:flux is refused" -- \
+    kubectl -n "$ns" "$(sa $F)" patch helmrelease id-web --type=merge -p '{"spec":{"targetNamespace":"kube-system"}}' --dry-run=server
+  $a deny $B "DELETE by system:serviceaccount:cozy-fluxcd:flux is refused" -- kubectl -n "$ns" "$(sa $F)" delete helmrelease id-web --dry-run=server
+  labelled_hr forged | $a deny $B "CREATE by system:serviceaccount:cozy-fluxcd:flux is refused" -- kubectl -n "$ns" "$(sa $F)" create --dry-run=server -f -
+  # it writes cozystack-values (the tenant chart); another Flux controller may not
+  $a allow -- kubectl -n "$ns" "$(sa $F)" patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {}"}}' --dry-run=server
+  $a deny cozystack-values-secret-policy "UPDATE by system:serviceaccount:cozy-fluxcd:source-controller is refused" -- \
+    kubectl -n "$ns" "$(sa cozy-fluxcd:source-controller)" patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {}"}}' --dry-run=server
+  ;;
+kube-controllers)
+  # The garbage collector and the namespace controller remove backing objects
+  # and the values Secret with their owner or namespace; they change nothing else.
+  for c in kube-system:generic-garbage-collector kube-system:namespace-controller; do
+    $a allow -- kubectl -n "$ns" "$(sa $c)" delete helmrelease id-web --dry-run=server
+    $a allow -- kubectl -n "$ns" "$(sa $c)" delete secret cozystack-values --dry-run=server
+  done
+  $a allow -- kubectl -n "$ns" "$(sa kube-system:generic-garbage-collector)" patch helmrelease id-web --type=merge -p '{"metadata":{"finalizers":["foregroundDeletion"]}}' --dry-run=server
+  $a deny $B "UPDATE by system:serviceaccount:kube-system:generic-garbage-collector is refused" -- \
+    kubectl -n "$ns" "$(sa kube-system:generic-garbage-collector)" patch helmrelease id-web --type=merge -p '{"spec":{"interval":"1m"}}' --dry-run=server
+  ;;
+*) echo "unknown case $1"; exit 2 ;;
+esac
