@@ -8,12 +8,12 @@ cd "$(dirname "$0")"
 a=../../_scripts/admission.sh
 ns=$NAMESPACE
 sa() { echo "--as=system:serviceaccount:$1"; }
-# rbac EXPECT IDENTITY VERB RESOURCE [NAMESPACE]
+# rbac EXPECT IDENTITY VERB RESOURCE [NAMESPACE [SUBRESOURCE]]
 rbac() {
   local got
-  got=$(kubectl auth can-i "$3" "$4" ${5:+-n "$5"} "$(sa "$2")" || true)
-  [[ "${got}" == "$1" ]] || { echo "RBAC: $2 may $3 $4: ${got}, want $1"; exit 1; }
-  echo "RBAC: $2 may $3 $4: $1"
+  got=$(kubectl auth can-i "$3" "$4" ${5:+-n "$5"} ${6:+--subresource="$6"} "$(sa "$2")" || true)
+  [[ "${got}" == "$1" ]] || { echo "RBAC: $2 may $3 $4 ${6:-}: ${got}, want $1"; exit 1; }
+  echo "RBAC: $2 may $3 $4 ${6:-}: $1"
 }
 crd() { # crd GROUP [EXTRA-SPEC-LINES]
   printf 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: probes.%s}\nspec:\n  group: %s\n  names: {kind: Probe, plural: probes}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n%s\n' "$1" "$1" "${2:-}"
@@ -50,7 +50,7 @@ helm)
   $a allow -- kubectl -n "$ns" "$(sa $H)" patch helmrelease id-web --type=merge -p '{"spec":{"interval":"10m"}}' --dry-run=server
   $a allow -- kubectl -n "$ns" "$(sa $H)" delete helmrelease id-web --dry-run=server
   # what its role does not grant at all
-  rbac no "$H" patch helmreleases.helm.toolkit.fluxcd.io/status "$ns"
+  rbac no "$H" patch helmreleases.helm.toolkit.fluxcd.io "$ns" status
   rbac no "$H" update secrets "$ns"
   rbac no "$H" create terraforms.infra.contrib.fluxcd.io "$ns"
   ;;
