@@ -2,23 +2,32 @@
 // kind becomes a Flux HelmRelease, and the HelmRelease's status is projected
 // back onto the instance.
 //
-// The HelmRelease follows the contract kept from upstream Cozystack (so its
-// lineage webhook, shard operator and dashboard keep working):
+// The HelmRelease is the one upstream Cozystack's API writes for the same
+// instance and definition (see upstream.go), so a cluster switches with no
+// Helm upgrade:
 //
 //	metadata.name     <prefix><instance name>, in the instance's namespace
 //	metadata.labels   apps.cozystack.io/application.{kind,group,name}, the
 //	                  definition's labels, the instance's labels prefixed
-//	                  apps.cozystack.io-
-//	spec.chartRef     the definition's chartRef
-//	spec.values       the instance's spec
+//	                  apps.cozystack.io-; sharding.fluxcd.io/key follows the
+//	                  live object once it exists (LiveLabels)
+//	metadata.annotations the instance's annotations prefixed
+//	                  apps.cozystack.io-, control annotations excepted
+//	spec.chartRef     the definition's chartRef (upstream form: no apiVersion)
+//	spec.values       the instance's spec, minus defaults the live
+//	                  HelmRelease never carried (OmitUnwrittenDefaults)
 //	spec.valuesFrom   Secret cozystack-values, then the definition's valuesFrom
 //	spec.interval     5m
 //	spec.install      strategy RetryOnFailure every 30s, timeout 10m or the
 //	spec.upgrade      definition's release.cozystack.io/helm-*-timeout
-//	                  annotations; wait disabled by helm-install-disable-wait
+//	                  annotations (Timeouts); wait disabled by
+//	                  helm-install-disable-wait (DisableWait)
 //	spec.maxHistory   5
 //	spec.waitStrategy the definition's (poller when healthCheckExprs are set)
 //	spec.healthCheckExprs the definition's
+//
+// A Tenant whose namespace would exceed 63 characters gets no HelmRelease
+// (CheckTenantNamespace).
 //
 // Status: Ready and Released are copied with their reason and message;
 // status.version is the HelmRelease's lastAttemptedRevision.
