@@ -345,8 +345,12 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 	if verdict == ownership.Adopt {
 		adoptionsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
 		writesTotal.WithLabelValues(r.Name, inst.GetKind(), "adopted").Inc()
-		r.event(inst, "Normal", EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; its spec was kept",
-			desired.GetKind(), desired.GetName(), live.GetUID(), appsv1alpha1.AnnotationAdopt))
+		kept := "its spec was kept"
+		if desired.GetGeneration() != live.GetGeneration() {
+			kept = fmt.Sprintf("its spec was brought to the desired state (generation %d to %d)", live.GetGeneration(), desired.GetGeneration())
+		}
+		r.event(inst, "Normal", EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; %s",
+			desired.GetKind(), desired.GetName(), live.GetUID(), appsv1alpha1.AnnotationAdopt, kept))
 		if err := r.takeOverFields(ctx, desired); err != nil {
 			return nil, err
 		}
