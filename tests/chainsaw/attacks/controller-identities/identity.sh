@@ -33,7 +33,7 @@ appdef)
     | $a deny $P "without a conversion webhook" -- kubectl "$(sa $A)" create --dry-run=server -f -
   $a deny $P "DELETE of CRD helmreleases.helm.toolkit.fluxcd.io is refused" -- kubectl "$(sa $A)" delete crd helmreleases.helm.toolkit.fluxcd.io --dry-run=server
   $a deny $P "UPDATE of CRD terraforms.infra.contrib.fluxcd.io is refused" -- \
-    kubectl "$(sa $A)" patch crd terraforms.infra.contrib.fluxcd.io --type=merge -p '{"spec":{"versions":[]}}' --dry-run=server
+    kubectl "$(sa $A)" patch crd terraforms.infra.contrib.fluxcd.io --type=merge -p '{"metadata":{"labels":{"cozystack.io/application-definition":"x"}}}' --dry-run=server
   # the same requests from an administrator are not this policy's business
   crd evil.example.com | $a allow -- kubectl create --dry-run=server -f -
   ;;

@@ -33,7 +33,8 @@ wait_for() {
   for _ in $(seq 1 60); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
   echo "timed out waiting until ${what}"; return 1
 }
-k() { kubectl -n "$t" "${tenant[@]}" "$@"; }
+# K: kubectl as the tenant in its namespace (an array, so admission.sh can run it)
+K=(kubectl -n "$t" "${tenant[@]}")
 admin() { kubectl -n "$t" "$@"; }
 hr() { # hr NAME METADATA-LINES SPEC-LINES: a HelmRelease manifest
   printf 'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: %s\n%s\nspec:\n  interval: 5m\n  chartRef: {kind: OCIRepository, name: own-chart}\n%s\n' "$1" "$2" "$3"
@@ -46,23 +47,23 @@ case "$1" in
 values-secret)
   can update secrets; can delete secrets; can create secrets
   $a deny $V "is written only by the tenant chart through Flux: UPDATE by mallory is refused. Change the Tenant instead" -- \
-    k patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {host: victim.example.net, gateway: tenant-root}"}}'
-  $a deny $V "DELETE by mallory is refused" -- k delete secret cozystack-values
+    "${K[@]}" patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {host: victim.example.net, gateway: tenant-root}"}}'
+  $a deny $V "DELETE by mallory is refused" -- "${K[@]}" delete secret cozystack-values
   # delete-collection deletes one by one, each checked on its own
-  $a deny $V "DELETE by mallory is refused" -- k delete --raw "/api/v1/namespaces/$t/secrets"
+  $a deny $V "DELETE by mallory is refused" -- "${K[@]}" delete --raw "/api/v1/namespaces/$t/secrets"
   [[ "$(admin get secret cozystack-values -o jsonpath='{.data.values\.yaml}' | base64 -d)" == *"host: atk.example.org"* ]]
   # the tenant's own values live in Secrets of other names
-  $a allow -- k create secret generic my-values --from-literal=values.yaml='replicas: 2'
-  $a allow -- k patch secret my-values --type=merge -p '{"stringData":{"values.yaml":"replicas: 3"}}'
+  $a allow -- "${K[@]}" create secret generic my-values --from-literal=values.yaml='replicas: 2'
+  $a allow -- "${K[@]}" patch secret my-values --type=merge -p '{"stringData":{"values.yaml":"replicas: 3"}}'
   ;;
 forge-labels)
   can create helmreleases.helm.toolkit.fluxcd.io
   hr atk-evil "$(appLabels evil)" "  postRenderers: [{kustomize: {patches: [{patch: '[]'}]}}]" \
-    | $a deny $B "is the backing object of the instance E2eAtkApp/evil (apps.cozystack.io) and only its backend controller writes it: CREATE by mallory is refused. Change the instance E2eAtkApp/evil instead" -- k create -f -
+    | $a deny $B "is the backing object of the instance E2eAtkApp/evil (apps.cozystack.io) and only its backend controller writes it: CREATE by mallory is refused. Change the instance E2eAtkApp/evil instead" -- "${K[@]}" create -f -
   # with the name of an existing backing object, or any application label alone
-  hr atk-web2 '  labels: {apps.cozystack.io/application.name: web}' "" | $a deny $B "CREATE by mallory is refused" -- k create -f -
+  hr atk-web2 '  labels: {apps.cozystack.io/application.name: web}' "" | $a deny $B "CREATE by mallory is refused" -- "${K[@]}" create -f -
   # a HelmRelease without the marks is Flux's own business (see docs/security.md)
-  hr own-release "" "" | $a allow -- k create -f -
+  hr own-release "" "" | $a allow -- "${K[@]}" create -f -
   ;;
 forge-owner)
   can create helmreleases.helm.toolkit.fluxcd.io
@@ -76,54 +77,54 @@ forge-owner)
     "  targetNamespace: kube-system
   serviceAccountName: default
   postRenderers: [{kustomize: {patches: [{patch: '[]'}]}}]" \
-    | $a deny $B "is the backing object of the instance E2eAtkApp/fresh (apps.cozystack.io) and only its backend controller writes it: CREATE by mallory is refused" -- k create -f -
+    | $a deny $B "is the backing object of the instance E2eAtkApp/fresh (apps.cozystack.io) and only its backend controller writes it: CREATE by mallory is refused" -- "${K[@]}" create -f -
   ;;
 adopt-unrelated)
   can patch helmreleases.helm.toolkit.fluxcd.io
   # marking an unrelated HelmRelease as a backing object (to be adopted)
   $a deny $B "UPDATE by mallory is refused. Change the instance E2eAtkApp/fresh instead" -- \
-    k label helmrelease own-release apps.cozystack.io/application.kind=E2eAtkApp apps.cozystack.io/application.group=apps.cozystack.io apps.cozystack.io/application.name=fresh
+    "${K[@]}" label helmrelease own-release apps.cozystack.io/application.kind=E2eAtkApp apps.cozystack.io/application.group=apps.cozystack.io apps.cozystack.io/application.name=fresh
   uid=$(admin get e2eatkapp fresh -o jsonpath='{.metadata.uid}')
-  $a deny $B "UPDATE by mallory is refused" -- k patch helmrelease own-release --type=merge \
+  $a deny $B "UPDATE by mallory is refused" -- "${K[@]}" patch helmrelease own-release --type=merge \
     -p "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"apps.cozystack.io/v1alpha1\",\"kind\":\"E2eAtkApp\",\"name\":\"fresh\",\"uid\":\"$uid\",\"controller\":true}]}}"
-  $a allow -- k label helmrelease own-release team=web
+  $a allow -- "${K[@]}" label helmrelease own-release team=web
   ;;
 strip-labels)
   can patch helmreleases.helm.toolkit.fluxcd.io
-  $a deny $B "HelmRelease $t/atk-web is the backing object of the instance E2eAtkApp/web" -- k label helmrelease atk-web apps.cozystack.io/application.name-
-  $a deny $B "Change the instance E2eAtkApp/web instead" -- k patch helmrelease atk-web --type=json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'
+  $a deny $B "HelmRelease $t/atk-web is the backing object of the instance E2eAtkApp/web" -- "${K[@]}" label helmrelease atk-web apps.cozystack.io/application.name-
+  $a deny $B "Change the instance E2eAtkApp/web instead" -- "${K[@]}" patch helmrelease atk-web --type=json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'
   [[ "$(admin get helmrelease atk-web -o jsonpath='{.metadata.labels.apps\.cozystack\.io/application\.name}')" == web ]]
   ;;
 change-spec)
   can patch helmreleases.helm.toolkit.fluxcd.io; can update helmreleases.helm.toolkit.fluxcd.io
   for p in '{"spec":{"postRenderers":[{"kustomize":{"patches":[{"patch":"[]"}]}}]}}' '{"spec":{"targetNamespace":"kube-system"}}' \
            '{"spec":{"serviceAccountName":"default"}}' '{"spec":{"values":{"replicas":9}}}' '{"spec":{"chartRef":{"kind":"OCIRepository","name":"evil","namespace":"cozy-system"}}}'; do
-    $a deny $B "UPDATE by mallory is refused. Change the instance E2eAtkApp/web instead" -- k patch helmrelease atk-web --type=merge -p "$p"
+    $a deny $B "UPDATE by mallory is refused. Change the instance E2eAtkApp/web instead" -- "${K[@]}" patch helmrelease atk-web --type=merge -p "$p"
   done
   # the legitimate path: change the instance, the backend brings the HelmRelease along
-  $a allow -- k patch e2eatkapp web --type=merge -p '{"spec":{"replicas":3}}'
+  $a allow -- "${K[@]}" patch e2eatkapp web --type=merge -p '{"spec":{"replicas":3}}'
   replicas() { [[ "$(admin get helmrelease atk-web -o jsonpath='{.spec.values.replicas}')" == 3 ]]; }
   wait_for "the HelmRelease follows the instance (spec.values.replicas 3)" replicas
   ;;
 fake-status)
   can patch helmreleases.helm.toolkit.fluxcd.io status
   $a deny $B "only its backend controller writes it (its status: Flux): UPDATE of status by mallory is refused" -- \
-    k patch helmrelease atk-web --subresource=status --type=merge -p '{"status":{"lastAttemptedRevision":"9.9.9"}}'
+    "${K[@]}" patch helmrelease atk-web --subresource=status --type=merge -p '{"status":{"lastAttemptedRevision":"9.9.9"}}'
   ;;
 delete-backing)
   can delete helmreleases.helm.toolkit.fluxcd.io; can deletecollection helmreleases.helm.toolkit.fluxcd.io
-  $a deny $B "DELETE by mallory is refused. Change the instance E2eAtkApp/web instead" -- k delete helmrelease atk-web
-  $a deny $B "DELETE by mallory is refused" -- k delete --raw "/apis/helm.toolkit.fluxcd.io/v2/namespaces/$t/helmreleases"
+  $a deny $B "DELETE by mallory is refused. Change the instance E2eAtkApp/web instead" -- "${K[@]}" delete helmrelease atk-web
+  $a deny $B "DELETE by mallory is refused" -- "${K[@]}" delete --raw "/apis/helm.toolkit.fluxcd.io/v2/namespaces/$t/helmreleases"
   admin get helmrelease atk-web >/dev/null
   ;;
 terraform-object)
   can patch terraforms.infra.contrib.fluxcd.io; can delete terraforms.infra.contrib.fluxcd.io
   $a deny $B "Terraform $t/atkinfra-net is the backing object of the instance E2eAtkInfra/net" -- \
-    k patch terraform atkinfra-net --type=merge -p '{"spec":{"approvePlan":"auto"}}'
-  $a deny $B "Change the instance E2eAtkInfra/net instead" -- k patch terraform atkinfra-net --type=merge -p '{"spec":{"runnerPodTemplate":{"spec":{"image":"evil"}}}}'
-  $a deny $B "DELETE by mallory is refused" -- k delete terraform atkinfra-net
+    "${K[@]}" patch terraform atkinfra-net --type=merge -p '{"spec":{"approvePlan":"auto"}}'
+  $a deny $B "Change the instance E2eAtkInfra/net instead" -- "${K[@]}" patch terraform atkinfra-net --type=merge -p '{"spec":{"runnerPodTemplate":{"spec":{"image":"evil"}}}}'
+  $a deny $B "DELETE by mallory is refused" -- "${K[@]}" delete terraform atkinfra-net
   printf 'apiVersion: infra.contrib.fluxcd.io/v1alpha2\nkind: Terraform\nmetadata:\n  name: atkinfra-evil\n  labels: {apps.cozystack.io/application.kind: E2eAtkInfra, apps.cozystack.io/application.name: evil}\nspec:\n  interval: 1m\n  approvePlan: auto\n  sourceRef: {kind: OCIRepository, name: evil, namespace: cozy-system}\n' \
-    | $a deny $B "CREATE by mallory is refused" -- k create -f -
+    | $a deny $B "CREATE by mallory is refused" -- "${K[@]}" create -f -
   ;;
 approve-prefix)
   can patch e2eatkinfras.apps.cozystack.io
@@ -135,7 +136,7 @@ approve-prefix)
   # tofu-controller applies a pending plan whose id starts with spec.approvePlan:
   # approving a prefix would approve every later plan in advance.
   for prefix in plan- plan-main- plan-main-6e1fb1aea; do
-    $a allow -- k annotate --overwrite e2eatkinfra net apps.cozystack.io/approve-plan="$prefix"
+    $a allow -- "${K[@]}" annotate --overwrite e2eatkinfra net apps.cozystack.io/approve-plan="$prefix"
     refused() {
       [[ "$(admin get e2eatkinfra net -o jsonpath='{.status.conditions[?(@.type=="PlanApproved")].reason}')" == PlanNotPending &&
          "$(admin get e2eatkinfra net -o jsonpath='{.status.conditions[?(@.type=="PlanApproved")].message}')" == *"plan $1 was not forwarded: the pending plan is plan-main-6e1fb1aea8"* ]]
@@ -144,45 +145,45 @@ approve-prefix)
     [[ -z "$(admin get terraform atkinfra-net -o jsonpath='{.spec.approvePlan}')" ]] || { echo "prefix $prefix reached spec.approvePlan"; exit 1; }
   done
   # the exact id is forwarded
-  $a allow -- k annotate --overwrite e2eatkinfra net apps.cozystack.io/approve-plan=plan-main-6e1fb1aea8
+  $a allow -- "${K[@]}" annotate --overwrite e2eatkinfra net apps.cozystack.io/approve-plan=plan-main-6e1fb1aea8
   forwarded() { [[ "$(admin get terraform atkinfra-net -o jsonpath='{.spec.approvePlan}')" == plan-main-6e1fb1aea8 ]]; }
   wait_for "the exact plan id reaches spec.approvePlan" forwarded
   ;;
 orphan-delete)
   can delete e2eatkapps.apps.cozystack.io; can deletecollection e2eatkapps.apps.cozystack.io
   $a deny $O "with orphaning (propagationPolicy Orphan, --cascade=orphan, or orphanDependents) is refused: it would leave its backing HelmRelease or Terraform object running without an instance" -- \
-    k delete e2eatkapp web --cascade=orphan
-  $a deny $O "Delete with the default cascade" -- k delete --raw "/apis/apps.cozystack.io/v1alpha1/namespaces/$t/e2eatkapps/web" -f <(echo '{"kind":"DeleteOptions","apiVersion":"v1","orphanDependents":true}')
-  $a deny $O "refused" -- k delete --raw "/apis/apps.cozystack.io/v1alpha1/namespaces/$t/e2eatkapps?propagationPolicy=Orphan"
-  $a deny $O "refused" -- k delete e2eatkinfra net --cascade=orphan
+    "${K[@]}" delete e2eatkapp web --cascade=orphan
+  $a deny $O "Delete with the default cascade" -- "${K[@]}" delete --raw "/apis/apps.cozystack.io/v1alpha1/namespaces/$t/e2eatkapps/web" -f <(echo '{"kind":"DeleteOptions","apiVersion":"v1","orphanDependents":true}')
+  $a deny $O "refused" -- "${K[@]}" delete --raw "/apis/apps.cozystack.io/v1alpha1/namespaces/$t/e2eatkapps?propagationPolicy=Orphan"
+  $a deny $O "refused" -- "${K[@]}" delete e2eatkinfra net --cascade=orphan
   admin get e2eatkapp web >/dev/null
   # the legitimate deletion takes the backing object with it
-  $a allow -- k delete e2eatkapp gone --wait=true
+  $a allow -- "${K[@]}" delete e2eatkapp gone --wait=true
   gone() { ! admin get helmrelease atk-gone; }
   wait_for "the backing HelmRelease atk-gone goes with its instance" gone
   ;;
 orphan-finalizer)
   can patch e2eatkapps.apps.cozystack.io
-  $a deny $O "The finalizer orphan cannot be added to e2eatkapps/web" -- k patch e2eatkapp web --type=merge -p '{"metadata":{"finalizers":["orphan"]}}'
-  $a deny $O "Remove it from metadata.finalizers" -- k patch e2eatkapp web --type=json -p '[{"op":"add","path":"/metadata/finalizers","value":["example.com/keep","orphan"]}]'
+  $a deny $O "The finalizer orphan cannot be added to e2eatkapps/web" -- "${K[@]}" patch e2eatkapp web --type=merge -p '{"metadata":{"finalizers":["orphan"]}}'
+  $a deny $O "Remove it from metadata.finalizers" -- "${K[@]}" patch e2eatkapp web --type=json -p '[{"op":"add","path":"/metadata/finalizers","value":["example.com/keep","orphan"]}]'
   printf 'apiVersion: apps.cozystack.io/v1alpha1\nkind: E2eAtkApp\nmetadata: {name: pre, finalizers: [orphan]}\nspec: {}\n' \
-    | $a deny $O "The finalizer orphan cannot be added" -- k create -f -
-  $a allow -- k label e2eatkapp web team=web
+    | $a deny $O "The finalizer orphan cannot be added" -- "${K[@]}" create -f -
+  $a allow -- "${K[@]}" label e2eatkapp web team=web
   ;;
 ingress)
   can create ingresses.networking.k8s.io
   ing() { printf 'apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s}\nspec:\n%s\n' "$1" "$2"; }
   be='{service: {name: web, port: {number: 80}}}'
   rule() { printf '  rules: [{host: "%s", http: {paths: [{path: /, pathType: Prefix, backend: %s}]}}]' "$1" "$be"; }
-  ing steal "$(rule dashboard.example.org)" | $a deny $I "outside: dashboard.example.org. Use hostnames under the apex" -- k create -f -
-  ing look "$(rule evil-atk.example.org)" | $a deny $I "must equal atk.example.org or be subdomains of it" -- k create -f -
+  ing steal "$(rule dashboard.example.org)" | $a deny $I "outside: dashboard.example.org. Use hostnames under the apex" -- "${K[@]}" create -f -
+  ing look "$(rule evil-atk.example.org)" | $a deny $I "must equal atk.example.org or be subdomains of it" -- "${K[@]}" create -f -
   ing tls "$(rule app.atk.example.org)
-  tls: [{hosts: [app.atk.example.org, victim.example.net], secretName: x}]" | $a deny $I "outside: victim.example.net" -- k create -f -
-  ing any "  rules: [{http: {paths: [{path: /, pathType: Prefix, backend: $be}]}}]" | $a deny $I "must name the host of every rule" -- k create -f -
-  ing default "  defaultBackend: $be" | $a deny $I "no spec.defaultBackend" -- k create -f -
+  tls: [{hosts: [app.atk.example.org, victim.example.net], secretName: x}]" | $a deny $I "outside: victim.example.net" -- "${K[@]}" create -f -
+  ing any "  rules: [{http: {paths: [{path: /, pathType: Prefix, backend: $be}]}}]" | $a deny $I "must name the host of every rule" -- "${K[@]}" create -f -
+  ing default "  defaultBackend: $be" | $a deny $I "no spec.defaultBackend" -- "${K[@]}" create -f -
   ing web "$(rule app.atk.example.org)
-  tls: [{hosts: [app.atk.example.org], secretName: web-tls}]" | $a allow -- k create -f -
-  $a deny $I "outside: dashboard.example.org" -- k patch ingress web --type=json -p '[{"op":"replace","path":"/spec/rules/0/host","value":"dashboard.example.org"}]'
+  tls: [{hosts: [app.atk.example.org], secretName: web-tls}]" | $a allow -- "${K[@]}" create -f -
+  $a deny $I "outside: dashboard.example.org" -- "${K[@]}" patch ingress web --type=json -p '[{"op":"replace","path":"/spec/rules/0/host","value":"dashboard.example.org"}]'
   ;;
 *) echo "unknown case $1"; exit 2 ;;
 esac
