@@ -49,7 +49,7 @@ metadata:
 spec:
   acme:
     server: https://acme-v02.api.letsencrypt.org/directory
-    privateKey: {name: cozystack-acme-account}
+    privateKeySecretRef: {name: cozystack-acme-account}
     solvers:
     - dns01:
         cloudflare:
