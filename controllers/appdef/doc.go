@@ -19,6 +19,9 @@
 // labelled cozystack.io/application-definition, and any of those named like a
 // definition's CRD (<plural>.apps.cozystack.io) to tell ours from foreign ones.
 // Instances of a served kind, metadata only, while its definition is deleted.
+// The APIService v1alpha1.apps.cozystack.io (that one only): when it proxies
+// the group to a Service, as upstream Cozystack's aggregated API server does,
+// the API server never reaches the CRDs, and every definition says so.
 //
 // # What it writes
 //
@@ -48,7 +51,9 @@
 //	Ready=False, Stalled=True        InvalidJSON, InvalidSchema, InvalidVariableName,
 //	                                 ReservedField, NameClash, ForeignCRD, ForeignPolicy,
 //	                                 KindRenamed, CRDRejected, CRDNotEstablished (names
-//	                                 refused by the API server)
+//	                                 refused by the API server), GroupShadowed (an
+//	                                 APIService sends the group to a Service; the
+//	                                 message names both and says how to fix it)
 //
 // # Deletion
 //

@@ -51,6 +51,14 @@ const (
 	// ReasonInstancesRemain: the definition is being deleted and instances of
 	// its kind still exist; it is held until they are gone.
 	ReasonInstancesRemain = "InstancesRemain"
+	// ReasonGroupShadowed: the CRD is established, but an APIService
+	// (v1alpha1.apps.cozystack.io) sends every request for the group to a
+	// Service, such as upstream Cozystack's aggregated API server, so the
+	// API server never reaches the CRD. Ready is False (Stalled) until the
+	// APIService is deleted or becomes local (no spec.service, as the one
+	// kube-apiserver manages itself for CRD groups); the message names the
+	// APIService and its Service. See docs/migration.md.
+	ReasonGroupShadowed = "GroupShadowed"
 )
 
 // Annotations on an ApplicationDefinition, honoured as upstream Cozystack does.

@@ -7,7 +7,10 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 )
 
@@ -167,4 +170,54 @@ func instancesMessage(kind string, total int, sample []metav1.PartialObjectMetad
 	}
 	return fmt.Sprintf("the definition is being deleted and %d %s of %s %s (%s%s); "+
 		"it is kept, with its CRD, until they are deleted", total, what, kind, verb, strings.Join(names, ", "), more)
+}
+
+// instanceAPIServiceName is the APIService through which the API server
+// serves the instances' group and version: an APIService is always named
+// <version>.<group>. For a group of CRDs kube-apiserver maintains a local
+// one itself; upstream Cozystack installs one that proxies the group to its
+// aggregated API server.
+var instanceAPIServiceName = appsv1alpha1.GroupVersion.Version + "." + appsv1alpha1.GroupVersion.Group
+
+// apiServiceGVK is the kube-aggregator's APIService, read as unstructured:
+// only spec.service matters here, which does not justify a dependency on
+// the aggregator's types.
+var apiServiceGVK = schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}
+
+// apiServiceRoute is where an APIService sends its group.
+type apiServiceRoute struct {
+	Name string
+	// Service is "<namespace>/<name>" when the APIService proxies the group
+	// to a Service; empty when the group is served locally (CRDs or
+	// built-in types).
+	Service string
+}
+
+// routeOf reads the route of an APIService; nil for nil.
+func routeOf(u *unstructured.Unstructured) *apiServiceRoute {
+	if u == nil {
+		return nil
+	}
+	r := &apiServiceRoute{Name: u.GetName()}
+	svc, found, _ := unstructured.NestedMap(u.Object, "spec", "service")
+	if found && svc != nil {
+		ns, _, _ := unstructured.NestedString(svc, "namespace")
+		name, _, _ := unstructured.NestedString(svc, "name")
+		r.Service = ns + "/" + name
+	}
+	return r
+}
+
+// shadowMessage says why the kind is not served although its CRD is
+// established, or returns "" when nothing stands between the API server and
+// the CRD: no APIService (kube-apiserver creates its local one shortly), or
+// a local one.
+func shadowMessage(route *apiServiceRoute, kind, crdName string) string {
+	if route == nil || route.Service == "" {
+		return ""
+	}
+	return fmt.Sprintf("APIService %s sends every request for %s to Service %s, so the API server never reaches CRD %s and kind %s is not served from it; "+
+		"this is usually upstream Cozystack's aggregated API server: stop it and delete the APIService (kubectl delete apiservice %s, see docs/migration.md), "+
+		"then kube-apiserver serves the group from the CRDs",
+		route.Name, appsv1alpha1.GroupVersion.String(), route.Service, crdName, kind, route.Name)
 }

@@ -7,7 +7,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 )
@@ -129,5 +131,87 @@ func TestInstancesMessage(t *testing.T) {
 	got = instancesMessage("Postgres", 1, sample[:1])
 	if !strings.Contains(got, "1 instance of Postgres remains (t/f)") {
 		t.Errorf("got %s", got)
+	}
+}
+
+func apiService(labels map[string]string, service map[string]any) *unstructured.Unstructured {
+	u := newAPIService()
+	u.SetName("v1alpha1.apps.cozystack.io")
+	u.SetLabels(labels)
+	spec := map[string]any{"group": "apps.cozystack.io", "version": "v1alpha1", "groupPriorityMinimum": int64(1000), "versionPriority": int64(15)}
+	if service != nil {
+		spec["service"] = service
+	}
+	u.Object["spec"] = spec
+	return u
+}
+
+func TestShadowMessage(t *testing.T) {
+	upstream := apiService(nil, map[string]any{"namespace": "cozy-system", "name": "cozystack-api", "port": int64(443)})
+	local := apiService(map[string]string{"kube-aggregator.kubernetes.io/automanaged": "true"}, nil)
+	for _, tt := range []struct {
+		name string
+		svc  *unstructured.Unstructured
+		want []string // substrings; none: not shadowed
+	}{
+		{name: "no APIService (kube-apiserver creates its local one soon)", svc: nil},
+		{name: "the local one kube-apiserver manages", svc: local},
+		{name: "a local one someone else wrote", svc: apiService(nil, nil)},
+		{name: "upstream's aggregated API", svc: upstream, want: []string{
+			"APIService v1alpha1.apps.cozystack.io sends every request for apps.cozystack.io/v1alpha1 to Service cozy-system/cozystack-api",
+			"never reaches CRD postgreses.apps.cozystack.io",
+			"kind Postgres is not served",
+			"kubectl delete apiservice v1alpha1.apps.cozystack.io",
+			"docs/migration.md",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := shadowMessage(routeOf(tt.svc), "Postgres", "postgreses.apps.cozystack.io")
+			if len(tt.want) == 0 && got != "" {
+				t.Fatalf("not shadowed, got %q", got)
+			}
+			if len(tt.want) > 0 && got == "" {
+				t.Fatal("shadowed, got no message")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("message %q lacks %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRouteChanged(t *testing.T) {
+	upstream := apiService(nil, map[string]any{"namespace": "cozy-system", "name": "cozystack-api"})
+	injected := upstream.DeepCopy()
+	injected.SetAnnotations(map[string]string{"cert-manager.io/inject-ca-from": "cozy-system/cozystack-api"})
+	if err := unstructured.SetNestedField(injected.Object, "Y2E=", "spec", "caBundle"); err != nil {
+		t.Fatal(err)
+	}
+	unavailable := upstream.DeepCopy()
+	if err := unstructured.SetNestedSlice(unavailable.Object, []any{map[string]any{"type": "Available", "status": "False"}}, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	moved := apiService(nil, map[string]any{"namespace": "cozy-system", "name": "other"})
+	local := apiService(nil, nil)
+	p := routeChanged()
+	for _, tt := range []struct {
+		name     string
+		old, new *unstructured.Unstructured
+		want     bool
+	}{
+		{"CA injected", upstream, injected, false},
+		{"Service became unavailable", upstream, unavailable, false},
+		{"another Service", upstream, moved, true},
+		{"became local", upstream, local, true},
+		{"became shadowing", local, upstream, true},
+	} {
+		if got := p.Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !p.Create(event.CreateEvent{Object: upstream}) || !p.Delete(event.DeleteEvent{Object: upstream}) {
+		t.Error("creation and deletion must always enqueue")
 	}
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -467,5 +468,71 @@ func TestFreeFormTerraformKindGetsAPolicy(t *testing.T) {
 	eventually(t, "policy removed", func() (bool, string) {
 		err := k8s.Get(ctx, types.NamespacedName{Name: "itfrees.apps.cozystack.io"}, &admissionregistrationv1.ValidatingAdmissionPolicy{})
 		return apierrors.IsNotFound(err), errString(err)
+	})
+}
+
+// TestShadowingAPIServiceIsReported: an APIService that proxies
+// apps.cozystack.io/v1alpha1 to a Service (as upstream Cozystack's
+// aggregated API does) makes every definition Ready=False GroupShadowed;
+// once it is deleted, kube-apiserver's own local APIService comes back and
+// the definition is served again, without any change to the definition.
+func TestShadowingAPIServiceIsReported(t *testing.T) {
+	ctx := context.Background()
+	def := newHelmDef("it-shadowed", "ItShadowed", "itshadoweds", `{"type":"object"}`)
+	create(t, def)
+	cleanup(t, def.Name)
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+
+	key := types.NamespacedName{Name: instanceAPIServiceName}
+	shadow := func() error {
+		svc := newAPIService()
+		if err := k8s.Get(ctx, key, svc); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return err
+			}
+			svc = newAPIService()
+			svc.SetName(instanceAPIServiceName)
+		}
+		// Not kube-apiserver's any more: its autoregistration leaves
+		// APIServices without the automanaged label alone.
+		svc.SetLabels(nil)
+		svc.Object["spec"] = map[string]any{
+			"group": "apps.cozystack.io", "version": "v1alpha1",
+			"groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
+			"insecureSkipTLSVerify": true,
+			"service":               map[string]any{"namespace": "cozy-system", "name": "cozystack-api"},
+		}
+		if svc.GetResourceVersion() == "" {
+			return k8s.Create(ctx, svc)
+		}
+		return k8s.Update(ctx, svc)
+	}
+	unshadow := func() {
+		svc := newAPIService()
+		if err := k8s.Get(ctx, key, svc); err == nil && routeOf(svc).Service != "" {
+			_ = k8s.Delete(ctx, svc)
+		}
+	}
+	t.Cleanup(unshadow)
+	eventually(t, "the APIService proxies the group", func() (bool, string) {
+		err := shadow()
+		return err == nil, fmt.Sprint(err)
+	})
+
+	d := waitReason(t, def.Name, cozyv1alpha1.ReasonGroupShadowed, metav1.ConditionFalse)
+	if msg := readyMessage(d); !strings.Contains(msg, "Service cozy-system/cozystack-api") || !strings.Contains(msg, "kubectl delete apiservice v1alpha1.apps.cozystack.io") {
+		t.Errorf("message %q", msg)
+	}
+	if c := meta.FindStatusCondition(d.Status.Conditions, cozyv1alpha1.ConditionStalled); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Stalled %+v", c)
+	}
+
+	// Deleting it is enough: the watch brings the definition back to Served.
+	unshadow()
+	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
+	eventually(t, "kube-apiserver's local APIService", func() (bool, string) {
+		svc := newAPIService()
+		err := k8s.Get(ctx, key, svc)
+		return err == nil && routeOf(svc).Service == "", fmt.Sprint(err)
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,12 +23,15 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
@@ -48,6 +52,7 @@ import (
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apps.cozystack.io,resources=*,verbs=list
+// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,resourceNames=v1alpha1.apps.cozystack.io,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 
@@ -94,6 +99,11 @@ var definitionGVK = cozyv1alpha1.GroupVersion.WithKind("ApplicationDefinition")
 //     CRDs are large and none of our business. A CRD or policy with our name
 //     but not our label (a foreign one) is read straight from the API server
 //     and looked at again every DefaultForeignRecheckInterval.
+//   - The APIService v1alpha1.apps.cozystack.io, and no other (a cache
+//     limited by field selector to that name, which RBAC grants by
+//     resourceName): while it proxies the group to a Service, the CRDs are
+//     shadowed and every definition says so (GroupShadowed). Only changes
+//     of where it sends the group enqueue, and then every definition.
 //   - Instances: not watched. While a definition is deleted and instances
 //     still hold it, it recounts them (one metadata-only list) every
 //     InstancePollInterval. Deleting definitions are rare and short-lived; a
@@ -111,6 +121,9 @@ type Reconciler struct {
 	// mapping of a kind another CRD served before) is involved.
 	Metadata metadata.Interface
 	Recorder events.EventRecorder
+	// APIServices reads the APIService of the instances' group; the
+	// manager's cache when nil (see CacheOptions).
+	APIServices client.Reader
 	// FieldManager names the server-side apply field manager.
 	FieldManager string
 	Workers      int
@@ -136,6 +149,7 @@ func CacheOptions() manager.Customize {
 		o.Cache.ByObject[&apiextensionsv1.CustomResourceDefinition{}] = cache.ByObject{Label: sel}
 		o.Cache.ByObject[&admissionregistrationv1.ValidatingAdmissionPolicy{}] = cache.ByObject{Label: sel}
 		o.Cache.ByObject[&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}] = cache.ByObject{Label: sel}
+		o.Cache.ByObject[newAPIService()] = cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", instanceAPIServiceName)}
 	}
 }
 
@@ -149,6 +163,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.ForeignRecheckInterval <= 0 {
 		r.ForeignRecheckInterval = DefaultForeignRecheckInterval
+	}
+	if r.APIServices == nil {
+		r.APIServices = mgr.GetCache()
 	}
 	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.FieldManager}
 	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
@@ -164,6 +181,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, byLabel).
 		Watches(&admissionregistrationv1.ValidatingAdmissionPolicy{}, byLabel).
 		Watches(&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, byLabel).
+		Watches(newAPIService(), handler.EnqueueRequestsFromMapFunc(r.allDefinitions), builder.WithPredicates(routeChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Complete(r)
 }
@@ -184,6 +202,56 @@ func (r *Reconciler) sharingNames(ctx context.Context, o client.Object) []reconc
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 	}
 	return out
+}
+
+// allDefinitions maps an event of the instances' APIService to every
+// definition: all their kinds live in that one group.
+func (r *Reconciler) allDefinitions(ctx context.Context, _ client.Object) []reconcile.Request {
+	all := &cozyv1alpha1.ApplicationDefinitionList{}
+	if err := r.Client.List(ctx, all); err != nil {
+		log.FromContext(ctx).Error(err, "listing definitions after an APIService change")
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(all.Items))
+	for i := range all.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: all.Items[i].Name}})
+	}
+	return out
+}
+
+// routeChanged lets through the creation and deletion of the APIService and
+// the updates that change where it sends the group. Its status (Available)
+// flips whenever the Service behind it comes and goes, and its labels and
+// annotations are rewritten by cert-manager's CA injector: none of that
+// changes whether the CRDs are shadowed.
+func routeChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, _ := e.ObjectOld.(*unstructured.Unstructured)
+			n, _ := e.ObjectNew.(*unstructured.Unstructured)
+			return o == nil || n == nil || *routeOf(o) != *routeOf(n)
+		},
+	}
+}
+
+func newAPIService() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(apiServiceGVK)
+	return u
+}
+
+// shadowedBy reads the instances' APIService from the cache; nil when there
+// is none.
+func (r *Reconciler) shadowedBy(ctx context.Context) (*apiServiceRoute, error) {
+	u := newAPIService()
+	err := r.APIServices.Get(ctx, types.NamespacedName{Name: instanceAPIServiceName}, u)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading APIService %s: %w", instanceAPIServiceName, err)
+	}
+	return routeOf(u), nil
 }
 
 // Outcomes of serve are typed errors (pkg/reconcileerr): nil means served,
@@ -340,6 +408,15 @@ func (r *Reconciler) serve(ctx context.Context, def *cozyv1alpha1.ApplicationDef
 		return "", stalled(cozyv1alpha1.ReasonCRDNotEstablished, "%s", msg)
 	case crdWaiting:
 		return "", waiting(establishRecheck, cozyv1alpha1.ReasonCRDNotEstablished, "%s", msg)
+	}
+	// Established is not served when an APIService sends the group
+	// elsewhere. The APIService is watched: no recheck needed.
+	route, err := r.shadowedBy(ctx)
+	if err != nil {
+		return "", err
+	}
+	if msg := shadowMessage(route, app.Kind, crdName); msg != "" {
+		return "", stalled(cozyv1alpha1.ReasonGroupShadowed, "%s", msg)
 	}
 	return fmt.Sprintf("CRD %s is established and serves kind %s (%s backend)", crdName, app.Kind, def.Status.Backend), nil
 }
