@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs the controllers against a local control plane.
 #
-#   hack/controllers.sh build                build every controller into .cache/bin/controller-<name>
+#   hack/controllers.sh build                build every controller into .cache/bin/controller-<name>,
+#                                            and the gen and cozyplane CLIs
 #   hack/controllers.sh start DIR [NAME...]  start them (default: all) against DIR/kubeconfig
 #   hack/controllers.sh stop  DIR            stop the controllers started in DIR
 #
@@ -24,6 +25,9 @@ build() {
   done
   # The generator's CLI, for scenarios that turn a module into a definition.
   (cd "${ROOT}/gen" && go build -o "${BIN}/gen" ./cmd/gen)
+  # The CLI (and its kubectl plugin name), for scenarios that call it.
+  (cd "${ROOT}/cmd/cozyplane" && go build -o "${BIN}/cozyplane" .)
+  ln -sf cozyplane "${BIN}/kubectl-cozyplane"
 }
 
 start() {

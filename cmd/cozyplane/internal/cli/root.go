@@ -1,0 +1,166 @@
+// Package cli holds cozyplane's commands. Each command is a small cobra
+// command over a package that decides with pure functions; this package
+// only wires flags, clients and output.
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+)
+
+// FieldManager names cozyplane's writes.
+const FieldManager = "cozyplane"
+
+// Streams are where a command reads and writes.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Kube holds the kubeconfig flags, loaded the way kubectl loads them:
+// KUBECONFIG (or ~/.kube/config), --kubeconfig, --context, -n/--namespace
+// and the other override flags.
+type Kube struct {
+	loading   *clientcmd.ClientConfigLoadingRules
+	overrides *clientcmd.ConfigOverrides
+	flags     *pflag.FlagSet
+	config    clientcmd.ClientConfig
+}
+
+func newKube(flags *pflag.FlagSet) *Kube {
+	k := &Kube{
+		loading:   clientcmd.NewDefaultClientConfigLoadingRules(),
+		overrides: &clientcmd.ConfigOverrides{},
+		flags:     flags,
+	}
+	flags.StringVar(&k.loading.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use (default: $KUBECONFIG, then ~/.kube/config).")
+	clientcmd.BindOverrideFlags(k.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
+	k.config = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.loading, k.overrides)
+	return k
+}
+
+// RESTConfig is the client configuration the flags select.
+func (k *Kube) RESTConfig() (*rest.Config, error) {
+	cfg, err := k.config.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "cozyplane/" + rest.DefaultKubernetesUserAgent()
+	return cfg, nil
+}
+
+// Dynamic is a dynamic client for the selected cluster.
+func (k *Kube) Dynamic() (dynamic.Interface, error) {
+	cfg, err := k.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return dynamic.NewForConfig(cfg)
+}
+
+// Namespace returns the namespace set with -n/--namespace, and whether it
+// was set. Commands that span the cluster by default (migrate) use all
+// namespaces when it was not.
+func (k *Kube) Namespace() (string, bool, error) {
+	if f := k.flags.Lookup("namespace"); f != nil && f.Changed {
+		return f.Value.String(), true, nil
+	}
+	ns, _, err := k.config.Namespace()
+	return ns, false, err
+}
+
+// Root is the shared state of every command.
+type Root struct {
+	Streams Streams
+	Kube    *Kube
+}
+
+// NewRootCommand builds the command tree. name is how the binary was called:
+// as kubectl-cozyplane (a kubectl plugin, `kubectl cozyplane ...`), help
+// says so.
+func NewRootCommand(name string, streams Streams) *cobra.Command {
+	cmd, _ := newRoot(name, streams)
+	return cmd
+}
+
+func newRoot(name string, streams Streams) (*cobra.Command, *Root) {
+	cmd := &cobra.Command{
+		Use:   "cozyplane",
+		Short: "Operate cozyplane: migrate a Cozystack cluster to it, and more to come",
+		Long: `cozyplane operates a cluster running cozyplane's controllers.
+
+It reads the kubeconfig like kubectl does (KUBECONFIG, --kubeconfig, --context,
+-n/--namespace). Installed as kubectl-cozyplane on the PATH, it is also the
+kubectl plugin "kubectl cozyplane".`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	if strings.HasPrefix(filepath.Base(name), "kubectl-") {
+		cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl cozyplane"}
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	root := &Root{Streams: streams, Kube: newKube(cmd.PersistentFlags())}
+	cmd.AddCommand(newMigrateCommand(root))
+	return cmd, root
+}
+
+// Execute runs the command tree on os.Args and returns the exit code.
+func Execute() int {
+	streams := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	cmd := NewRootCommand(os.Args[0], streams)
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintln(streams.ErrOut, "error:", err)
+		return 1
+	}
+	return 0
+}
+
+// Output formats of commands that print objects.
+const (
+	OutputText = "text"
+	OutputJSON = "json"
+	OutputYAML = "yaml"
+)
+
+func bindOutput(flags *pflag.FlagSet, out *string) {
+	flags.StringVarP(out, "output", "o", OutputText, "Output format: text, json or yaml.")
+}
+
+func checkOutput(out string) error {
+	switch out {
+	case OutputText, OutputJSON, OutputYAML:
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q: use text, json or yaml", out)
+}
+
+// writeStructured prints v as indented JSON or as YAML.
+func writeStructured(w io.Writer, format string, v any) error {
+	var b []byte
+	var err error
+	if format == OutputJSON {
+		b, err = json.MarshalIndent(v, "", "  ")
+		b = append(b, '\n')
+	} else {
+		b, err = yaml.Marshal(v)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}

@@ -1,0 +1,95 @@
+package migrate
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+)
+
+// InstanceObject is the instance --apply creates for an ActionCreate entry:
+// the kind and name the plan decided, in the HelmRelease's namespace, with
+// the entry's spec, labels and annotations (the adoption proof among them).
+// Pure.
+func InstanceObject(e *Entry) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion(appsv1alpha1.GroupVersion.String())
+	u.SetKind(e.Kind)
+	u.SetNamespace(e.HelmRelease.Namespace)
+	u.SetName(e.Instance)
+	if len(e.Labels) > 0 {
+		u.SetLabels(e.Labels)
+	}
+	if len(e.Annotations) > 0 {
+		u.SetAnnotations(e.Annotations)
+	}
+	if e.Spec != nil {
+		u.Object["spec"] = runtime.DeepCopyJSONValue(e.Spec)
+	}
+	return u
+}
+
+// InstanceFrom reads what matters of an instance. Pure.
+func InstanceFrom(u *unstructured.Unstructured) Instance {
+	x := Instance{
+		Kind:      u.GetKind(),
+		Namespace: u.GetNamespace(),
+		Name:      u.GetName(),
+		UID:       u.GetUID(),
+		Adopt:     u.GetAnnotations()[appsv1alpha1.AnnotationAdopt],
+		Deleting:  u.GetDeletionTimestamp() != nil,
+	}
+	x.Ready = readyCondition(u)
+	return x
+}
+
+// ReleaseFrom reads what matters of a HelmRelease. Pure.
+func ReleaseFrom(u *unstructured.Unstructured) Release {
+	r := Release{
+		Namespace:   u.GetNamespace(),
+		Name:        u.GetName(),
+		UID:         u.GetUID(),
+		Generation:  u.GetGeneration(),
+		Labels:      u.GetLabels(),
+		Annotations: u.GetAnnotations(),
+		Deleting:    u.GetDeletionTimestamp() != nil,
+	}
+	if ref := metav1.GetControllerOfNoCopy(u); ref != nil {
+		c := *ref
+		r.Controller = &c
+	}
+	if v, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "values"); found && v != nil {
+		if m, ok := v.(map[string]any); ok {
+			r.Values = m
+		} else {
+			r.ValuesError = "is not an object"
+		}
+	}
+	return r
+}
+
+// readyCondition reads status.conditions[type=Ready] of any object.
+func readyCondition(u *unstructured.Unstructured) *metav1.Condition {
+	raw, found, err := unstructured.NestedSlice(u.Object, "status", "conditions")
+	if !found || err != nil {
+		return nil
+	}
+	var conds []metav1.Condition
+	for _, item := range raw {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c metav1.Condition
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
+			conds = append(conds, c)
+		}
+	}
+	if c := meta.FindStatusCondition(conds, appsv1alpha1.ConditionReady); c != nil {
+		out := *c
+		return &out
+	}
+	return nil
+}
