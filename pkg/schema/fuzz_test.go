@@ -34,6 +34,8 @@ func FuzzBuildCRD(f *testing.F) {
 		`{"type":`,
 		`"x"`,
 		`{"properties":{"a":{"properties":{"b":{"items":{"items":{"default":[]}}}}}}}`,
+		`{"type":"object","properties":{"a":{"type":"object","default":{},"required":["b"],"properties":{"b":{"type":"object","default":{},"required":["c"],"properties":{"c":{"type":"integer","default":1}}}}}}}`,
+		`{"type":"object","properties":{"a":{"type":"array","default":[{}],"items":{"type":"object","required":["c"],"properties":{"c":{"type":"string"}}}}}}`,
 	} {
 		f.Add(s, uint8(0), "Fuzz", "")
 		f.Add(s, uint8(1), "Tenant", "tenant-")
