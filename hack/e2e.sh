@@ -10,7 +10,8 @@
 # that file work on their own, so the whole-suite run gives each such
 # directory a fresh control plane with only those controllers running. Every
 # other directory runs on one control plane with every controller.
-# E2E_CONTROLLERS="a b" overrides the controllers of a run with DIR arguments.
+# E2E_CONTROLLERS="a b" overrides the controllers of a run with DIR arguments
+# (default: all, or the `.controllers` of a single-controller suite given alone).
 #
 # The suite is cluster-agnostic: it only needs a kubeconfig and running
 # controllers, so the same tests run here and on a kind cluster.
@@ -79,7 +80,12 @@ run() {
 rm -f "${CACHE}"/chainsaw-report*.json
 status=0
 if [[ $# -gt 0 ]]; then
-  run chainsaw-report "${E2E_CONTROLLERS:-}" "$@" || status=$?
+  controllers=${E2E_CONTROLLERS:-}
+  # One single-controller suite given alone runs with its own controllers.
+  if [[ -z "${controllers}" && $# -eq 1 && -f "${1%/}/.controllers" ]]; then
+    controllers=$(tr '\n' ' ' < "${1%/}/.controllers")
+  fi
+  run chainsaw-report "${controllers}" "$@" || status=$?
   exit ${status}
 fi
 
