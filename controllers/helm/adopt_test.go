@@ -15,9 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -46,14 +44,7 @@ func TestAdoptUpstreamHelmRelease(t *testing.T) {
 	env := startEnvKinds(t, apiextensionsv1.CustomResourceDefinitionNames{Kind: "Adoptee", Plural: "adoptees", ListKind: "AdopteeList", Singular: "adoptee"})
 	defer func() { _ = env.Stop() }()
 
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = cozyv1alpha1.AddToScheme(scheme)
-	_ = helmv2.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newClient(t, env)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -64,7 +55,7 @@ func TestAdoptUpstreamHelmRelease(t *testing.T) {
 	opts := manager.NewOptions(Name)
 	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
 	backend := helmbackend.Backend{}
-	mgr, err := manager.NewWithConfig(opts, env.Config, scheme, instance.CacheOptions(backend))
+	mgr, err := manager.NewWithConfig(opts, env.Config, c.Scheme(), instance.CacheOptions(backend))
 	must(err)
 	r := &instance.Reconciler{Name: Name, Backend: backend, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder(Name), ForeignRecheck: time.Second}

@@ -40,14 +40,7 @@ func TestKilledMidWayConverges(t *testing.T) {
 	bin := testenv.BuildController(t, ".")
 	kubeconfig := env.WriteKubeconfig(t)
 
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = cozyv1alpha1.AddToScheme(scheme)
-	_ = helmv2.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newClient(t, env)
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-r"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,4 +149,19 @@ func startEnvKinds(t *testing.T, kinds ...apiextensionsv1.CustomResourceDefiniti
 		t.Fatal(err)
 	}
 	return env
+}
+
+// newClient returns a client of env's API server that knows the built-in
+// kinds, ApplicationDefinitions and HelmReleases.
+func newClient(t *testing.T, env *testenv.Env) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = cozyv1alpha1.AddToScheme(scheme)
+	_ = helmv2.AddToScheme(scheme)
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
