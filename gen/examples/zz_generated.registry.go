@@ -7,114 +7,68 @@ tests and tools can handle every kind without naming it.
 package examples
 
 import (
+	kindruntime "github.com/cozyplane/cozyplane/api/kindruntime"
 	"github.com/cozyplane/cozyplane/gen/examples/bucket"
 	"github.com/cozyplane/cozyplane/gen/examples/dnszone"
 	"github.com/cozyplane/cozyplane/gen/examples/postgres"
 	"github.com/cozyplane/cozyplane/gen/examples/tenant"
 	"github.com/cozyplane/cozyplane/gen/examples/vpc"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	unstructured "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	runtime "k8s.io/apimachinery/pkg/runtime"
-	schema "k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Object is what every generated instance type implements.
-type Object interface {
-	runtime.Object
-	metav1.Object
-	// ToUnstructured returns the instance as the API server serves it.
-	ToUnstructured() (*unstructured.Unstructured, error)
-}
-
-// Kind is one generated kind.
-type Kind struct {
-	GroupVersionKind schema.GroupVersionKind
-	// Definition is the ApplicationDefinition the kind was generated from.
-	Definition string
-	// Backend is Helm (the instance has Values) or Terraform (Vars).
-	Backend          string
-	New              func() Object
-	FromUnstructured func(*unstructured.Unstructured) (Object, error)
-	AddToScheme      func(*runtime.Scheme) error
-}
+type (
+	// Object is what every generated instance type implements.
+	Object = kindruntime.Object
+	// Kind is one generated kind.
+	Kind = kindruntime.Kind
+)
 
 // Kinds maps each kind's name to it.
 var Kinds = map[string]Kind{
 	"Bucket": {
-		AddToScheme: bucket.AddToScheme,
-		Backend:     bucket.BackendType,
-		Definition:  bucket.DefinitionName,
-		FromUnstructured: func(u *unstructured.Unstructured) (Object, error) {
-			o, err := bucket.FromUnstructured(u)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		AddToScheme:      bucket.AddToScheme,
+		Backend:          bucket.BackendType,
+		Definition:       bucket.DefinitionName,
+		FromUnstructured: kindruntime.Decoder(bucket.FromUnstructured),
 		GroupVersionKind: bucket.GroupVersionKind,
 		New: func() Object {
 			return &bucket.Bucket{}
 		},
 	},
 	"DNSZone": {
-		AddToScheme: dnszone.AddToScheme,
-		Backend:     dnszone.BackendType,
-		Definition:  dnszone.DefinitionName,
-		FromUnstructured: func(u *unstructured.Unstructured) (Object, error) {
-			o, err := dnszone.FromUnstructured(u)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		AddToScheme:      dnszone.AddToScheme,
+		Backend:          dnszone.BackendType,
+		Definition:       dnszone.DefinitionName,
+		FromUnstructured: kindruntime.Decoder(dnszone.FromUnstructured),
 		GroupVersionKind: dnszone.GroupVersionKind,
 		New: func() Object {
 			return &dnszone.DNSZone{}
 		},
 	},
 	"Postgres": {
-		AddToScheme: postgres.AddToScheme,
-		Backend:     postgres.BackendType,
-		Definition:  postgres.DefinitionName,
-		FromUnstructured: func(u *unstructured.Unstructured) (Object, error) {
-			o, err := postgres.FromUnstructured(u)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		AddToScheme:      postgres.AddToScheme,
+		Backend:          postgres.BackendType,
+		Definition:       postgres.DefinitionName,
+		FromUnstructured: kindruntime.Decoder(postgres.FromUnstructured),
 		GroupVersionKind: postgres.GroupVersionKind,
 		New: func() Object {
 			return &postgres.Postgres{}
 		},
 	},
 	"Tenant": {
-		AddToScheme: tenant.AddToScheme,
-		Backend:     tenant.BackendType,
-		Definition:  tenant.DefinitionName,
-		FromUnstructured: func(u *unstructured.Unstructured) (Object, error) {
-			o, err := tenant.FromUnstructured(u)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		AddToScheme:      tenant.AddToScheme,
+		Backend:          tenant.BackendType,
+		Definition:       tenant.DefinitionName,
+		FromUnstructured: kindruntime.Decoder(tenant.FromUnstructured),
 		GroupVersionKind: tenant.GroupVersionKind,
 		New: func() Object {
 			return &tenant.Tenant{}
 		},
 	},
 	"VPC": {
-		AddToScheme: vpc.AddToScheme,
-		Backend:     vpc.BackendType,
-		Definition:  vpc.DefinitionName,
-		FromUnstructured: func(u *unstructured.Unstructured) (Object, error) {
-			o, err := vpc.FromUnstructured(u)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		AddToScheme:      vpc.AddToScheme,
+		Backend:          vpc.BackendType,
+		Definition:       vpc.DefinitionName,
+		FromUnstructured: kindruntime.Decoder(vpc.FromUnstructured),
 		GroupVersionKind: vpc.GroupVersionKind,
 		New: func() Object {
 			return &vpc.VPC{}

@@ -7,80 +7,46 @@ tests and tools can handle every kind without naming it.
 package testkinds
 
 import (
+	kindruntime "github.com/cozyplane/cozyplane/api/kindruntime"
 	"github.com/cozyplane/cozyplane/gen/testkinds/database"
 	"github.com/cozyplane/cozyplane/gen/testkinds/network"
 	"github.com/cozyplane/cozyplane/gen/testkinds/zone"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	unstructured "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	runtime "k8s.io/apimachinery/pkg/runtime"
-	schema "k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Object is what every generated instance type implements.
-type Object interface {
-	runtime.Object
-	metav1.Object
-	// ToUnstructured returns the instance as the API server serves it.
-	ToUnstructured() (*unstructured.Unstructured, error)
-}
-
-// Kind is one generated kind.
-type Kind struct {
-	GroupVersionKind schema.GroupVersionKind
-	// Definition is the ApplicationDefinition the kind was generated from.
-	Definition string
-	// Backend is Helm (the instance has Values) or Terraform (Vars).
-	Backend          string
-	New              func() Object
-	FromUnstructured func(*unstructured.Unstructured) (Object, error)
-	AddToScheme      func(*runtime.Scheme) error
-}
+type (
+	// Object is what every generated instance type implements.
+	Object = kindruntime.Object
+	// Kind is one generated kind.
+	Kind = kindruntime.Kind
+)
 
 // Kinds maps each kind's name to it.
 var Kinds = map[string]Kind{
 	"Database": {
-		AddToScheme: database.AddToScheme,
-		Backend:     database.BackendType,
-		Definition:  database.DefinitionName,
-		FromUnstructured: func(u *unstructured.Unstructured) (Object, error) {
-			o, err := database.FromUnstructured(u)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		AddToScheme:      database.AddToScheme,
+		Backend:          database.BackendType,
+		Definition:       database.DefinitionName,
+		FromUnstructured: kindruntime.Decoder(database.FromUnstructured),
 		GroupVersionKind: database.GroupVersionKind,
 		New: func() Object {
 			return &database.Database{}
 		},
 	},
 	"Network": {
-		AddToScheme: network.AddToScheme,
-		Backend:     network.BackendType,
-		Definition:  network.DefinitionName,
-		FromUnstructured: func(u *unstructured.Unstructured) (Object, error) {
-			o, err := network.FromUnstructured(u)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		AddToScheme:      network.AddToScheme,
+		Backend:          network.BackendType,
+		Definition:       network.DefinitionName,
+		FromUnstructured: kindruntime.Decoder(network.FromUnstructured),
 		GroupVersionKind: network.GroupVersionKind,
 		New: func() Object {
 			return &network.Network{}
 		},
 	},
 	"Zone": {
-		AddToScheme: zone.AddToScheme,
-		Backend:     zone.BackendType,
-		Definition:  zone.DefinitionName,
-		FromUnstructured: func(u *unstructured.Unstructured) (Object, error) {
-			o, err := zone.FromUnstructured(u)
-			if err != nil {
-				return nil, err
-			}
-			return o, nil
-		},
+		AddToScheme:      zone.AddToScheme,
+		Backend:          zone.BackendType,
+		Definition:       zone.DefinitionName,
+		FromUnstructured: kindruntime.Decoder(zone.FromUnstructured),
 		GroupVersionKind: zone.GroupVersionKind,
 		New: func() Object {
 			return &zone.Zone{}

@@ -3,7 +3,6 @@ package schema
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -18,6 +17,7 @@ import (
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/api/encoding"
 )
 
 // Labels on every generated object (CRD, admission policy and binding).
@@ -33,8 +33,8 @@ const (
 	// ReservedKeyPrefix starts the top-level spec keys no kind may use.
 	ReservedKeyPrefix = "_"
 	// HCLIdentifierPattern is what a Terraform kind's top-level spec keys must
-	// match: each becomes a Terraform variable.
-	HCLIdentifierPattern = `^[a-z_][a-z0-9_]*$`
+	// match: each becomes a Terraform variable (decided by api/encoding).
+	HCLIdentifierPattern = encoding.HCLIdentifierPattern
 	// DNS1035Pattern is what every instance name must match (at most 63
 	// characters): names become Service and Helm release names.
 	DNS1035Pattern = `^[a-z]([-a-z0-9]*[a-z0-9])?$`
@@ -49,8 +49,6 @@ const (
 	// dashes, so a name must not contain one).
 	TenantNamePattern = `^[a-z][a-z0-9]*$`
 )
-
-var hclIdentifier = regexp.MustCompile(HCLIdentifierPattern)
 
 // Objects are what serves one definition's kind.
 type Objects struct {
@@ -177,7 +175,7 @@ func checkTopLevelKeys(spec *apiextensionsv1.JSONSchemaProps, backend cozyv1alph
 		if strings.HasPrefix(k, ReservedKeyPrefix) {
 			reserved = append(reserved, k)
 		}
-		if backend == cozyv1alpha1.BackendTerraform && !hclIdentifier.MatchString(k) {
+		if backend == cozyv1alpha1.BackendTerraform && !encoding.IsHCLIdentifier(k) {
 			invalid = append(invalid, k)
 		}
 	}
@@ -350,6 +348,10 @@ func printerColumns(t cozyv1alpha1.BackendType) []apiextensionsv1.CustomResource
 		})
 	}
 	cols = append(cols,
+		apiextensionsv1.CustomResourceColumnDefinition{
+			Name: "Suspended", Type: "string", JSONPath: `.status.conditions[?(@.type=="` + appsv1alpha1.ConditionSuspended + `")].status`,
+			Description: "True while the " + appsv1alpha1.AnnotationSuspend + "=true annotation suspends the instance; empty otherwise.",
+		},
 		apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		apiextensionsv1.CustomResourceColumnDefinition{Name: "Message", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].message`, Priority: 1, Description: "What the instance's Ready condition says."},
 	)
@@ -369,7 +371,7 @@ func statusSchema() apiextensionsv1.JSONSchemaProps {
 			"observedGeneration": {Type: "integer", Format: "int64", Description: "ObservedGeneration is the instance generation the status describes."},
 			"conditions": {
 				Type:         "array",
-				Description:  "Conditions: Ready mirrors the backing object's Ready; Reconciling and Stalled follow kstatus.",
+				Description:  "Conditions: Ready mirrors the backing object's Ready; Reconciling and Stalled follow kstatus; Suspended is True while the instance is suspended.",
 				XListType:    ptr.To("map"),
 				XListMapKeys: []string{"type"},
 				Items:        &apiextensionsv1.JSONSchemaPropsOrArray{Schema: conditionSchema()},
@@ -394,6 +396,8 @@ func statusSchema() apiextensionsv1.JSONSchemaProps {
 					},
 				},
 			},
+			"lastHandledReconcileAt": str("LastHandledReconcileAt mirrors the backing object's status.lastHandledReconcileAt: the last " +
+				appsv1alpha1.AnnotationReconcileRequestedAt + " value its controller handled."),
 		},
 	}
 }

@@ -128,7 +128,7 @@ func TestBuildCRD(t *testing.T) {
 			cols = append(cols, c.Name)
 		}
 	}
-	if want := []string{"Ready", "Version", "Age"}; !reflect.DeepEqual(cols, want) {
+	if want := []string{"Ready", "Version", "Suspended", "Age"}; !reflect.DeepEqual(cols, want) {
 		t.Errorf("columns %v, want %v", cols, want)
 	}
 	root := v.Schema.OpenAPIV3Schema
@@ -163,7 +163,8 @@ func TestBuildCRDTerraformColumns(t *testing.T) {
 			cols = append(cols, c.Name+"="+c.JSONPath)
 		}
 	}
-	want := []string{`Ready=.status.conditions[?(@.type=="Ready")].status`, "Version=.status.version", "Pending Plan=.status.backend.pendingPlan", "Age=.metadata.creationTimestamp"}
+	want := []string{`Ready=.status.conditions[?(@.type=="Ready")].status`, "Version=.status.version", "Pending Plan=.status.backend.pendingPlan",
+		`Suspended=.status.conditions[?(@.type=="Suspended")].status`, "Age=.metadata.creationTimestamp"}
 	if !reflect.DeepEqual(cols, want) {
 		t.Errorf("columns %v", cols)
 	}

@@ -56,11 +56,20 @@
 //     additionalItems, tuple items) — silently not enforcing a constraint the
 //     author wrote would be worse.
 //
+// Where each change is decided: which keywords are kept, dropped or refused,
+// keywords.go (keptKeywords, droppedKeywords, refusedKeywords,
+// checkKeywordType) and the type lists, keywords.go normaliseType; the walk
+// over every node, normalize.go normalizer.schema (node, keywords, draft6,
+// children); what a stored field adds over a value validation (nullable and
+// int-or-string unions, uniqueItems, free-form objects, inferred types) and
+// what the root adds (an object), normalize_levels.go finish, finishField,
+// finishRoot, inferType; $ref, ref.go normalizer.inlineRef.
+//
 // The result then goes through the API server's own structural-schema
-// checks (NewStructural, ValidateStructural). Then every object or array
-// default is stored expanded (expandDefaults): as written, with the defaults
-// of its members applied, recursively, by the API server's own defaulting
-// algorithm. Definitions written for upstream Cozystack say "default": {}
+// checks (NewStructural, ValidateStructural; parse.go checkStructural).
+// Then every object or array default is stored expanded (expandDefaults):
+// as written, with the defaults of its members applied, recursively, by the
+// API server's own defaulting algorithm. Definitions written for upstream Cozystack say "default": {}
 // next to "required" members that carry their own defaults; upstream (and the
 // API server, when it defaults an instance) fills the members in, but the API
 // server checks a CRD's defaults as written and would refuse {}. Expanded,
@@ -86,7 +95,8 @@
 //   - the Tenant kind: metadata.name matches ^[a-z][a-z0-9]*$ as upstream;
 //   - top-level spec keys starting with "_" are reserved; Terraform kinds'
 //     top-level keys must be HCL identifiers ^[a-z_][a-z0-9_]*$ (each becomes
-//     a Terraform variable).
+//     a Terraform variable; the pattern is api/encoding's
+//     HCLIdentifierPattern, which the backends and the generator use too).
 //
 // The key rules are checked when the definition is read if the schema names
 // such a key in its properties (ReasonReservedField, ReasonInvalidVariableName).

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cozyplane/cozyplane/api/encoding"
 	"github.com/cozyplane/cozyplane/gen/internal/fromhelm"
 	"github.com/cozyplane/cozyplane/gen/internal/fromtf"
 	"github.com/cozyplane/cozyplane/gen/internal/source"
@@ -141,7 +142,7 @@ ApplicationDefinition with a Terraform backend:
   - outputs are written to the Secret "{{ .name }}-outputs" (writeOutputsToSecret), all of them listed,
     the sensitive ones named in the annotation cozystack.io/sensitive-outputs; the Secret is shown to the
     tenant (spec.secrets).
-Variable names must be HCL identifiers ^[a-z_][a-z0-9_]*$ (each becomes a spec key and a Terraform variable).
+Variable names must be HCL identifiers ` + encoding.HCLIdentifierPattern + ` (each becomes a spec key and a Terraform variable).
 The result is checked with pkg/schema (the CRD the appdef controller would build) before it is printed.`,
 		example: `gen from-terraform --kind VPC --source-name infra-modules --path ./modules/vpc ./modules/vpc > vpc.yaml`,
 		flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {

@@ -3,48 +3,19 @@
 package bucket
 
 import (
-	json "encoding/json"
-	"errors"
-	"fmt"
+	kindruntime "github.com/cozyplane/cozyplane/api/kindruntime"
 	unstructured "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsjson "sigs.k8s.io/json"
 )
 
 // ToUnstructured returns the instance as the API server serves it: apiVersion and kind set, fields
 // the spec leaves out omitted, numbers as int64 or float64.
 func (in *Bucket) ToUnstructured() (*unstructured.Unstructured, error) {
-	obj := in.DeepCopy()
-	obj.APIVersion = APIVersion
-	obj.Kind = Kind
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s %s/%s: %w", Kind, in.Namespace, in.Name, err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(b); err != nil {
-		return nil, fmt.Errorf("decoding %s %s/%s: %w", Kind, in.Namespace, in.Name, err)
-	}
-	return u, nil
+	return kindruntime.ToUnstructured(in, GroupVersionKind)
 }
 
 // FromUnstructured decodes an unstructured Bucket. Decoding is strict and case-sensitive:
 // a field the generated types do not know is an error (the types are older than the definition:
 // regenerate them), never silently dropped.
 func FromUnstructured(u *unstructured.Unstructured) (*Bucket, error) {
-	if gvk := u.GroupVersionKind(); gvk != GroupVersionKind {
-		return nil, fmt.Errorf("%s/%s is a %s, not a %s", u.GetNamespace(), u.GetName(), gvk, GroupVersionKind)
-	}
-	b, err := u.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	out := &Bucket{}
-	strict, err := sigsjson.UnmarshalStrict(b, out, sigsjson.DisallowUnknownFields)
-	if err != nil {
-		return nil, fmt.Errorf("decoding %s %s/%s: %w", Kind, u.GetNamespace(), u.GetName(), err)
-	}
-	if len(strict) > 0 {
-		return nil, fmt.Errorf("decoding %s %s/%s: %w", Kind, u.GetNamespace(), u.GetName(), errors.Join(strict...))
-	}
-	return out, nil
+	return kindruntime.FromUnstructured[Bucket](u, GroupVersionKind)
 }

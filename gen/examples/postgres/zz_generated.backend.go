@@ -2,29 +2,15 @@
 
 package postgres
 
-import (
-	json "encoding/json"
-	sigsjson "sigs.k8s.io/json"
-)
+import encoding "github.com/cozyplane/cozyplane/api/encoding"
 
-// Values encodes the spec as the HelmRelease's spec.values, as the helm controller does: the spec
-// as a JSON object (numbers as int64 or float64).
+// Values encodes the spec as the HelmRelease's spec.values, as the helm controller does
+// (encoding.Values): the spec as a JSON object, numbers as int64 or float64.
 func (in *PostgresSpec) Values() (map[string]any, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
-	var obj map[string]any
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, &obj); err != nil {
-		return nil, err
-	}
-	if obj == nil {
-		obj = map[string]any{}
-	}
-	return obj, nil
+	return encoding.Values(in)
 }
 
-// Values encodes the instance's spec as Helm values; see PostgresSpec.Values.
+// Values encodes the instance's spec; see PostgresSpec.Values.
 func (in *Postgres) Values() (map[string]any, error) {
 	return in.Spec.Values()
 }

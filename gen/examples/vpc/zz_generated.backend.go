@@ -3,53 +3,17 @@
 package vpc
 
 import (
-	json "encoding/json"
-	"fmt"
+	encoding "github.com/cozyplane/cozyplane/api/encoding"
 	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"regexp"
-	sigsjson "sigs.k8s.io/json"
-	"sort"
 )
 
-// Vars encodes the spec as the Terraform object's spec.vars, as the terraform controller does:
-// one variable per top-level key, sorted by name, each value kept as its JSON type. A key that is
-// not a Terraform variable name (^[a-z_][a-z0-9_]*$) is an error.
+// Vars encodes the spec as the Terraform object's spec.vars, as the terraform controller does
+// (encoding.Vars): one variable per top-level key, sorted by name, each value kept as its JSON type.
 func (in *VPCSpec) Vars() ([]tfv1alpha2.Variable, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
-	var obj map[string]any
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, &obj); err != nil {
-		return nil, err
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		if !hclIdentifier.MatchString(k) {
-			return nil, fmt.Errorf("spec key %q is not a Terraform variable name (must match %s)", k, hclIdentifier)
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	vars := make([]tfv1alpha2.Variable, 0, len(keys))
-	for _, k := range keys {
-		raw, err := json.Marshal(obj[k])
-		if err != nil {
-			return nil, fmt.Errorf("spec.%s: %w", k, err)
-		}
-		vars = append(vars, tfv1alpha2.Variable{
-			Name:  k,
-			Value: &apiextensionsv1.JSON{Raw: raw},
-		})
-	}
-	return vars, nil
+	return encoding.Vars(in)
 }
 
-// Vars encodes the instance's spec as Terraform variables; see VPCSpec.Vars.
+// Vars encodes the instance's spec; see VPCSpec.Vars.
 func (in *VPC) Vars() ([]tfv1alpha2.Variable, error) {
 	return in.Spec.Vars()
 }
-
-// hclIdentifier is what a Terraform variable name must match.
-var hclIdentifier = regexp.MustCompile("^[a-z_][a-z0-9_]*$")

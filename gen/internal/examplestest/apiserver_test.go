@@ -19,10 +19,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cozyplane/cozyplane/api/kindruntime"
 	"github.com/cozyplane/cozyplane/gen/examples"
 	"github.com/cozyplane/cozyplane/gen/examples/postgres"
 	"github.com/cozyplane/cozyplane/gen/internal/source"
@@ -207,7 +209,7 @@ func TestTypedClient(t *testing.T) {
 	if e := got.Spec.Databases["orders"].Extensions; e == nil || len(e) != 0 {
 		t.Errorf("an empty list must survive (omitzero): %#v", e)
 	}
-	diff := sent.SpecDiff(got)
+	diff := kindruntime.Diff(&sent.Spec, &got.Spec)
 	sort.Strings(diff)
 	want := []string{"replicas", "resourcesPreset", "size", "storageClass", "users[app].replication"}
 	// Server-side defaults are what differ between what was sent and what
@@ -220,14 +222,14 @@ func TestTypedClient(t *testing.T) {
 			}
 		}
 		if w != "replicas" && !found {
-			t.Errorf("SpecDiff = %v, want it to name %s", diff, w)
+			t.Errorf("Diff = %v, want it to name %s", diff, w)
 		}
 		if w == "replicas" && found {
-			t.Errorf("SpecDiff = %v names replicas, which did not change", diff)
+			t.Errorf("Diff = %v names replicas, which did not change", diff)
 		}
 	}
-	if !got.SpecEqual(got.DeepCopy()) {
-		t.Error("a deep copy is not SpecEqual")
+	if !kindruntime.Equal(&got.Spec, &got.DeepCopy().Spec) {
+		t.Error("a deep copy is not Equal")
 	}
 
 	// The API server refuses what the schema forbids.
@@ -335,14 +337,11 @@ func TestTerraformValidationsAreEnforced(t *testing.T) {
 	if err := k8s.Create(context.Background(), typed); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
 	got := &network.Network{}
-	for {
-		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(typed), got)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		return k8s.Get(ctx, client.ObjectKeyFromObject(typed), got) == nil, nil
+	}); err != nil {
+		t.Fatalf("the instance created through the typed client cannot be read back: %v", err)
 	}
 	if got.Spec.CIDRBlock == nil || *got.Spec.CIDRBlock != "10.0.0.0/16" {
 		t.Errorf("cidr_block default not applied: %v", got.Spec.CIDRBlock)

@@ -8,16 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/cozyplane/cozyplane/api/encoding"
 	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 	"github.com/cozyplane/cozyplane/gen/examples"
 	"github.com/cozyplane/cozyplane/gen/testkinds"
@@ -130,28 +129,15 @@ func toJSON(t testing.TB, v any) string {
 	return string(b)
 }
 
-var hclIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-
-// referenceVars is the terraform controller's encoding of a spec (its
-// tfbackend.Vars), written again here from the unstructured spec so the
-// generated Vars is checked against an independent implementation.
+// referenceVars is the terraform controller's encoding of a spec: its
+// tfbackend.Vars calls encoding.Vars on the unstructured spec, as here; the
+// generated Vars encodes the typed spec, so a difference is a value the types
+// do not carry through.
 func referenceVars(t testing.TB, spec map[string]any) []tfv1alpha2.Variable {
 	t.Helper()
-	keys := make([]string, 0, len(spec))
-	for k := range spec {
-		if !hclIdentifier.MatchString(k) {
-			t.Fatalf("spec key %q is not a Terraform variable name", k)
-		}
-		keys = append(keys, k)
+	vars, err := encoding.Vars(spec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(keys)
-	out := make([]tfv1alpha2.Variable, 0, len(keys))
-	for _, k := range keys {
-		raw, err := json.Marshal(spec[k])
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, tfv1alpha2.Variable{Name: k, Value: &apiextensionsv1.JSON{Raw: raw}})
-	}
-	return out
+	return vars
 }

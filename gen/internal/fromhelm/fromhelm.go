@@ -3,6 +3,7 @@
 package fromhelm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -86,18 +87,8 @@ func Definition(dir string, o Options) (*cozyv1alpha1.ApplicationDefinition, err
 	if err != nil {
 		return nil, err
 	}
-	prefix := o.Prefix
-	if prefix == "" {
-		prefix = name + "-"
-	}
-	chartName := o.ChartName
-	if chartName == "" {
-		chartName = name
-	}
-	chartKind := o.ChartKind
-	if chartKind == "" {
-		chartKind = "OCIRepository"
-	}
+	prefix, chartName := cmp.Or(o.Prefix, name+"-"), cmp.Or(o.ChartName, name)
+	chartKind := cmp.Or(o.ChartKind, "OCIRepository")
 	def := defout.New(name)
 	def.Spec.Application = cozyv1alpha1.ApplicationDefinitionApplication{Kind: kind, Singular: singular, Plural: plural, OpenAPISchema: text}
 	def.Spec.Backend = &cozyv1alpha1.ApplicationBackend{Type: cozyv1alpha1.BackendHelm, Helm: &cozyv1alpha1.HelmBackend{

@@ -3,12 +3,9 @@
 package fromtf
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -18,15 +15,10 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 
-	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
-
-	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/api/encoding"
 	"github.com/cozyplane/cozyplane/gen/internal/defout"
 	"github.com/cozyplane/cozyplane/gen/internal/source"
-	"github.com/cozyplane/cozyplane/gen/internal/typegen"
-	"github.com/cozyplane/cozyplane/pkg/schema"
 )
 
 // Options name the definition and its Terraform source.
@@ -55,8 +47,6 @@ const (
 	// OutputsSecretName is the Secret outputs are written to.
 	OutputsSecretName = "{{ .name }}-outputs"
 )
-
-var hclIdentifier = regexp.MustCompile(schema.HCLIdentifierPattern)
 
 // Variable is a module input.
 type Variable struct {
@@ -243,10 +233,10 @@ func parseVariable(file string, src []byte, blk *hclsyntax.Block) (*Variable, er
 	}
 	name := blk.Labels[0]
 	fld := "variable " + name
-	if !hclIdentifier.MatchString(name) {
+	if !encoding.IsHCLIdentifier(name) {
 		return nil, posError(file, blk.LabelRanges[0], fld,
 			"%q is not a valid variable name for a Terraform kind: it becomes a top-level spec key and a Terraform variable, and must match %s",
-			name, schema.HCLIdentifierPattern)
+			name, encoding.HCLIdentifierPattern)
 	}
 	v := &Variable{Name: name, File: file, Line: blk.DefRange().Start.Line}
 	attrs := blk.Body.Attributes
@@ -360,265 +350,4 @@ func parseVariable(file string, src []byte, blk *hclsyntax.Block) (*Variable, er
 	}
 	v.Schema = s
 	return v, nil
-}
-
-func attrRange(attrs hclsyntax.Attributes, name string, blk *hclsyntax.Block) hcl.Range {
-	if a, ok := attrs[name]; ok {
-		return a.SrcRange
-	}
-	return blk.DefRange()
-}
-
-// inferType is the type of a variable without one, from its default:
-// primitives as they are, collections as free-form.
-func inferType(t cty.Type) cty.Type {
-	switch {
-	case t.IsPrimitiveType():
-		return t
-	case t.IsObjectType() || t.IsMapType():
-		return cty.Map(cty.DynamicPseudoType)
-	case t.IsTupleType() || t.IsListType() || t.IsSetType():
-		return cty.List(cty.DynamicPseudoType)
-	}
-	return cty.DynamicPseudoType
-}
-
-// toJSON renders a constant as a JSON value, without null attributes (an
-// optional attribute without a default: absent in Kubernetes).
-func toJSON(v cty.Value) (any, error) {
-	b, err := ctyjson.Marshal(v, v.Type())
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
-		return nil, err
-	}
-	return dropNulls(out), nil
-}
-
-func dropNulls(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-				continue
-			}
-			x[k] = dropNulls(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = dropNulls(e)
-		}
-	}
-	return v
-}
-
-func childDefaults(d *typeexpr.Defaults, key string) *typeexpr.Defaults {
-	if d == nil {
-		return nil
-	}
-	return d.Children[key]
-}
-
-// typeSchema is the OpenAPI schema of a Terraform type constraint.
-func typeSchema(ty cty.Type, d *typeexpr.Defaults, file string, rng hcl.Range, fld string) (map[string]any, error) {
-	switch {
-	case ty == cty.DynamicPseudoType:
-		return map[string]any{"x-kubernetes-preserve-unknown-fields": true}, nil
-	case ty == cty.String:
-		return map[string]any{"type": "string"}, nil
-	case ty == cty.Number:
-		return map[string]any{"type": "number"}, nil
-	case ty == cty.Bool:
-		return map[string]any{"type": "boolean"}, nil
-	case ty.IsListType() || ty.IsSetType():
-		items, err := typeSchema(ty.ElementType(), childDefaults(d, ""), file, rng, fld+"[*]")
-		if err != nil {
-			return nil, err
-		}
-		s := map[string]any{"type": "array", "items": items}
-		if ty.IsSetType() {
-			s["uniqueItems"] = true
-		}
-		return s, nil
-	case ty.IsMapType():
-		vals, err := typeSchema(ty.ElementType(), childDefaults(d, ""), file, rng, fld+"[*]")
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"type": "object", "additionalProperties": vals}, nil
-	case ty.IsObjectType():
-		attrs := ty.AttributeTypes()
-		names := make([]string, 0, len(attrs))
-		for n := range attrs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		props := map[string]any{}
-		var required []any
-		for _, n := range names {
-			p, err := typeSchema(attrs[n], childDefaults(d, n), file, rng, fld+"."+n)
-			if err != nil {
-				return nil, err
-			}
-			if d != nil {
-				if dv, ok := d.DefaultValues[n]; ok && !dv.IsNull() {
-					if conv, err := convert.Convert(dv, attrs[n]); err == nil {
-						dv = conv
-					}
-					j, err := toJSON(dv)
-					if err != nil {
-						return nil, posError(file, rng, fld+"."+n, "default: %v", err)
-					}
-					p["default"] = j
-				}
-			}
-			props[n] = p
-			if !ty.AttributeOptional(n) {
-				required = append(required, n)
-			}
-		}
-		s := map[string]any{"type": "object"}
-		if len(props) > 0 {
-			s["properties"] = props
-		}
-		if len(required) > 0 {
-			s["required"] = required
-		}
-		return s, nil
-	case ty.IsTupleType():
-		elems := ty.TupleElementTypes()
-		if len(elems) == 0 {
-			return map[string]any{"type": "array", "maxItems": 0}, nil
-		}
-		for _, e := range elems[1:] {
-			if !e.Equals(elems[0]) {
-				return nil, posError(file, rng, fld, "%s: a tuple of different element types cannot be expressed in a CRD schema "+
-					"(a list has one item schema): use list(T), or an object with one attribute per position", typeexpr.TypeString(ty))
-			}
-		}
-		items, err := typeSchema(elems[0], childDefaults(d, "0"), file, rng, fld+"[*]")
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"type": "array", "items": items, "minItems": len(elems), "maxItems": len(elems)}, nil
-	}
-	return nil, posError(file, rng, fld, "the type %s cannot be expressed in a CRD schema", typeexpr.TypeString(ty))
-}
-
-// Definition builds the module's ApplicationDefinition and checks it with
-// pkg/schema, placing any problem at the variable's declaration.
-func Definition(mod *Module, o Options) (*cozyv1alpha1.ApplicationDefinition, error) {
-	abs, err := filepath.Abs(mod.Dir)
-	if err != nil {
-		return nil, err
-	}
-	name := o.Name
-	if name == "" {
-		name = defout.DNSName(filepath.Base(abs))
-	}
-	name, kind, singular, plural, err := defout.Names(name, o.Kind, o.Plural, func(s string) string { return typegen.Identifier(s, "Module") })
-	if err != nil {
-		return nil, err
-	}
-	props := map[string]any{}
-	var required []any
-	for _, v := range mod.Variables {
-		props[v.Name] = v.Schema
-		if v.Required {
-			required = append(required, v.Name)
-		}
-	}
-	root := map[string]any{
-		"type":        "object",
-		"title":       kind,
-		"description": fmt.Sprintf("Inputs of the Terraform module %s: each key is a Terraform variable.", filepath.ToSlash(filepath.Clean(mod.Dir))),
-		"properties":  props,
-	}
-	if len(props) == 0 {
-		// A module without variables: an empty, closed spec.
-		root["properties"] = map[string]any{}
-	}
-	if len(required) > 0 {
-		root["required"] = required
-	}
-	text, err := defout.SchemaJSON(root)
-	if err != nil {
-		return nil, err
-	}
-
-	path := o.Path
-	if path == "" {
-		path = filepath.ToSlash(filepath.Clean(mod.Dir))
-		if !filepath.IsAbs(mod.Dir) && !strings.HasPrefix(path, ".") {
-			path = "./" + path
-		}
-	}
-	prefix := o.Prefix
-	if prefix == "" {
-		prefix = name + "-"
-	}
-	srcName := o.SourceName
-	if srcName == "" {
-		srcName = name
-	}
-	tb := &cozyv1alpha1.TerraformBackend{
-		SourceRef:                  cozyv1alpha1.TerraformSourceReference{Kind: o.SourceKind, Name: srcName, Namespace: o.SourceNamespace},
-		Path:                       path,
-		Prefix:                     prefix,
-		ApprovePlan:                o.ApprovePlan,
-		DestroyResourcesOnDeletion: o.Destroy,
-	}
-	if tb.SourceRef.Kind == "" {
-		tb.SourceRef.Kind = "GitRepository"
-	}
-	def := defout.New(name)
-	def.Spec.Application = cozyv1alpha1.ApplicationDefinitionApplication{Kind: kind, Singular: singular, Plural: plural, OpenAPISchema: text}
-	def.Spec.Backend = &cozyv1alpha1.ApplicationBackend{Type: cozyv1alpha1.BackendTerraform, Terraform: tb}
-	if len(mod.Outputs) > 0 {
-		w := &tfv1alpha2.WriteOutputsToSecretSpec{Name: OutputsSecretName}
-		var sensitive []string
-		for _, out := range mod.Outputs {
-			w.Outputs = append(w.Outputs, out.Name)
-			if out.Sensitive {
-				sensitive = append(sensitive, out.Name)
-			}
-		}
-		if len(sensitive) > 0 {
-			w.Annotations = map[string]string{AnnotationSensitiveOutputs: strings.Join(sensitive, ",")}
-		}
-		tb.WriteOutputsToSecret = w
-		def.Spec.Secrets.Include = []*cozyv1alpha1.ApplicationDefinitionResourceSelector{{ResourceNames: []string{OutputsSecretName}}}
-	}
-
-	if _, err := schema.Build(def); err != nil {
-		return nil, placeSchemaError(mod, err)
-	}
-	return def, nil
-}
-
-// placeSchemaError names the variable a pkg/schema error is about, at its
-// declaration.
-func placeSchemaError(mod *Module, err error) error {
-	var se *schema.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	segs := source.SplitPath(se.Field)
-	if len(segs) >= 2 && segs[0] == "properties" {
-		for _, v := range mod.Variables {
-			if v.Name == segs[1] {
-				return &source.Error{File: v.File, Line: v.Line, Field: "variable " + v.Name + " (" + se.Field + ")", Message: se.Message}
-			}
-		}
-	}
-	file := mod.Dir
-	if len(mod.Files) > 0 {
-		file = mod.Files[0]
-	}
-	return &source.Error{File: file, Field: se.Field, Message: se.Message}
 }

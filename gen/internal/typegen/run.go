@@ -1,13 +1,9 @@
 package typegen
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
-
-	"github.com/dave/jennifer/jen"
 
 	"github.com/cozyplane/cozyplane/gen/internal/source"
 )
@@ -154,62 +150,4 @@ func Run(files []string, opts Options) error {
 		}
 	}
 	return nil
-}
-
-// Registry renders a package that maps every generated kind to its codec.
-func Registry(dirName, importPath string, models []*Model) (File, error) {
-	pkg := PackageName(dirName)
-	sorted := append([]*Model(nil), models...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Kind < sorted[j].Kind })
-	f := jen.NewFilePathName(importPath, pkg)
-	f.HeaderComment(Header)
-	for _, p := range sortedKeys(aliases) {
-		f.ImportAlias(p, aliases[p])
-	}
-	for _, m := range sorted {
-		f.ImportName(m.importPath, m.Package)
-	}
-	f.PackageComment(fmt.Sprintf("Package %s lists the kinds generated into its sub-packages, each with its codec, so that\ntests and tools can handle every kind without naming it.", pkg))
-	addDoc(f, "Object is what every generated instance type implements.")
-	f.Type().Id("Object").Interface(
-		jen.Qual(pkgRuntime, "Object"),
-		jen.Qual(pkgMetav1, "Object"),
-		jen.Comment("// ToUnstructured returns the instance as the API server serves it."),
-		jen.Id("ToUnstructured").Params().Params(jen.Op("*").Qual(pkgUnstructured, "Unstructured"), jen.Error()),
-	)
-	f.Line()
-	addDoc(f, "Kind is one generated kind.")
-	f.Type().Id("Kind").Struct(
-		jen.Id("GroupVersionKind").Qual(pkgSchema, "GroupVersionKind"),
-		jen.Comment("// Definition is the ApplicationDefinition the kind was generated from."),
-		jen.Id("Definition").String(),
-		jen.Comment("// Backend is Helm (the instance has Values) or Terraform (Vars)."),
-		jen.Id("Backend").String(),
-		jen.Id("New").Func().Params().Id("Object"),
-		jen.Id("FromUnstructured").Func().Params(jen.Op("*").Qual(pkgUnstructured, "Unstructured")).Params(jen.Id("Object"), jen.Error()),
-		jen.Id("AddToScheme").Func().Params(jen.Op("*").Qual(pkgRuntime, "Scheme")).Error(),
-	)
-	f.Line()
-	dict := jen.Dict{}
-	for _, m := range sorted {
-		dict[jen.Lit(m.Kind)] = jen.Values(jen.Dict{
-			jen.Id("GroupVersionKind"): jen.Qual(m.importPath, "GroupVersionKind"),
-			jen.Id("Definition"):       jen.Qual(m.importPath, "DefinitionName"),
-			jen.Id("Backend"):          jen.Qual(m.importPath, "BackendType"),
-			jen.Id("New"):              jen.Func().Params().Id("Object").Block(jen.Return(jen.Op("&").Qual(m.importPath, m.Kind).Values())),
-			jen.Id("FromUnstructured"): jen.Func().Params(jen.Id("u").Op("*").Qual(pkgUnstructured, "Unstructured")).Params(jen.Id("Object"), jen.Error()).Block(
-				jen.List(jen.Id("o"), jen.Err()).Op(":=").Qual(m.importPath, "FromUnstructured").Call(jen.Id("u")),
-				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-				jen.Return(jen.Id("o"), jen.Nil()),
-			),
-			jen.Id("AddToScheme"): jen.Qual(m.importPath, "AddToScheme"),
-		})
-	}
-	addDoc(f, "Kinds maps each kind's name to it.")
-	f.Var().Id("Kinds").Op("=").Map(jen.String()).Id("Kind").Values(dict)
-	var b bytes.Buffer
-	if err := f.Render(&b); err != nil {
-		return File{}, err
-	}
-	return File{Name: "zz_generated.registry.go", Content: b.Bytes()}, nil
 }

@@ -3,8 +3,7 @@
 package network
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtime "k8s.io/apimachinery/pkg/runtime"
+	kindruntime "github.com/cozyplane/cozyplane/api/kindruntime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -40,13 +39,7 @@ var (
 	GroupVersionResource = GroupVersion.WithResource(Plural)
 
 	// SchemeBuilder registers the kind and its list.
-	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	SchemeBuilder = kindruntime.NewSchemeBuilder(GroupVersion, &Network{}, &NetworkList{})
 	// AddToScheme adds the kind and its list to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
-
-func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Network{}, &NetworkList{})
-	metav1.AddToGroupVersion(s, GroupVersion)
-	return nil
-}
