@@ -78,3 +78,20 @@ bench: tools ## Measure the Helm backend and the gateway controllers against the
 .PHONY: build
 build: ## Build every controller into .cache/bin.
 	hack/controllers.sh build
+
+IMAGE_REPO ?= ghcr.io/cozyplane
+IMAGE_TAG ?= $(shell sed -n 's/^appVersion: "\(.*\)"/\1/p' charts/cozyplane/Chart.yaml)
+
+.PHONY: images
+images: ## Build each controller's image from the Dockerfile with docker or podman (IMAGE_REPO, IMAGE_TAG; PUSH=1 pushes; not part of make test).
+	@engine=$${CONTAINER_ENGINE:-$$(command -v docker || command -v podman || true)}; \
+	if [[ -z "$$engine" ]]; then \
+	  echo "make images needs a container engine: neither docker nor podman is installed (or set CONTAINER_ENGINE)."; \
+	  echo "Build on a machine with one; docs/install.md, Images, has the commands."; exit 1; fi; \
+	if ! "$$engine" info >/dev/null 2>&1; then \
+	  echo "make images: $$engine is installed but cannot reach its engine (for docker: is the daemon running?)."; exit 1; fi; \
+	for c in $$(hack/controllers.sh list); do \
+	  echo "==> $(IMAGE_REPO)/$$c:$(IMAGE_TAG) ($$engine)"; \
+	  "$$engine" build --build-arg CONTROLLER=$$c -t "$(IMAGE_REPO)/$$c:$(IMAGE_TAG)" . ; \
+	  if [[ "$(PUSH)" == 1 ]]; then "$$engine" push "$(IMAGE_REPO)/$$c:$(IMAGE_TAG)"; fi; \
+	done

@@ -5,6 +5,10 @@
 #                                            and the gen and cozyplane CLIs
 #   hack/controllers.sh start DIR [NAME...]  start them (default: all) against DIR/kubeconfig
 #   hack/controllers.sh stop  DIR            stop the controllers started in DIR
+#   hack/controllers.sh start-as DIR ALIAS NAME PORT [ARG...]
+#                                            start controller NAME once more as ALIAS (ALIAS.log,
+#                                            ALIAS.pid; metrics on PORT, probes on PORT+1) with
+#                                            extra ARGs, e.g. a shard's --watch-label-selector
 #
 # Each controller is a module under controllers/<name> with its main.go at the
 # module root. Logs go to DIR/<name>.log, pids to DIR/<name>.pid.
@@ -62,6 +66,23 @@ start() {
   done
 }
 
+start_as() {
+  local dir=$1 alias=$2 name=$3 port=$4; shift 4
+  [[ -x "${BIN}/controller-${name}" ]] || die "controller ${name} is not built"
+  local kubeconfig="${dir}/kubeconfig"
+  [[ -f "${dir}/${name}.kubeconfig" ]] && kubeconfig="${dir}/${name}.kubeconfig"
+  setsid "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
+    --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 1))" \
+    --resync-period "${RESYNC_PERIOD:-10h}" ${CONTROLLER_ARGS:-} "$@" >"${dir}/${alias}.log" 2>&1 </dev/null 9>&- &
+  echo $! > "${dir}/${alias}.pid"
+  for _ in $(seq 1 300); do
+    curl -fsS "http://127.0.0.1:$((port + 1))/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "$(cat "${dir}/${alias}.pid")" 2>/dev/null || { tail -n 30 "${dir}/${alias}.log" >&2; die "controller ${alias} exited"; }
+    sleep 0.2
+  done
+  die "controller ${alias} not ready; see ${dir}/${alias}.log"
+}
+
 stop() {
   local dir=$1 f pid
   for f in "${dir}"/*.pid; do
@@ -78,7 +99,8 @@ stop() {
 case "${1:-}" in
   build) build ;;
   start) shift; start "$@" ;;
+  start-as) shift; start_as "$@" ;;
   stop) stop "$2" ;;
   list) all_controllers ;;
-  *) die "usage: $0 build | start DIR [NAME...] | stop DIR | list" ;;
+  *) die "usage: $0 build | start DIR [NAME...] | start-as DIR ALIAS NAME PORT [ARG...] | stop DIR | list" ;;
 esac

@@ -29,3 +29,7 @@ cp "${TREE}/api/crds/cozystack.io_applicationdefinitions.yaml" "${TREE}/api/crds
 # The policies chart ships policies/ as they are.
 rm -rf "${TREE}/charts/policies/files" && mkdir -p "${TREE}/charts/policies/files"
 cp "${TREE}"/policies/*.yaml "${TREE}/charts/policies/files/"
+# The charts (hack/tools/charts): the library chart cozyplane-lib packaged
+# into each controller chart's charts/, their values.schema.json, and the
+# values table of every chart's README.md.
+(cd "${ROOT}/hack/tools/charts" && GOWORK=off go run . "${TREE}/charts")
