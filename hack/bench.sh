@@ -1,51 +1,127 @@
 #!/usr/bin/env bash
 # Measures the Helm backend and the gateway controllers against the design's
-# performance budget on a private local control plane (etcd on tmpfs), and
-# prints the figures.
+# performance budget on a private local control plane (etcd on tmpfs, the
+# admission policies installed and every controller running as its chart's
+# ServiceAccount, as hack/e2e.sh does), and prints every figure with its
+# target and whether it is met.
 #
-#   hack/bench.sh [N]     N instances (default 2000; the budget's memory
-#                         figure is defined at 10000); BENCH_ROUTES routes
-#                         for route-conflicts (default 5000)
+#   hack/bench.sh [N]     N instances (default 2000); BENCH_SIZES="2000 10000"
+#                         runs several sizes; BENCH_ROUTES routes for
+#                         route-conflicts (default 5000; 0 skips the gateway)
 #
-# First the appdef and helm controllers: the baseline client uses the
-# controller's own QPS, burst and worker count, so the ratios compare like
-# with like. Then the four gateway controllers.
+# For each setting (the controllers' defaults, then TUNED) and size, on a
+# fresh control plane: the raw capacity (N HelmReleases created directly by
+# 16 unthrottled workers), the pipeline (N instances -> N HelmReleases and
+# status), write efficiency 3*T_raw/T, writes per instance, peak RSS, then a
+# restart of the helm controller over the settled instances. Then two helm
+# shards (--watch-label-selector) splitting N instances, and the gateway
+# controllers at the tuned settings. BENCH_SETTINGS="defaults tuned shards
+# gateway" picks the parts.
 source "$(dirname "$0")/lib.sh"
-N=${1:-2000}
+SIZES=${BENCH_SIZES:-${1:-2000}}
+PARTS=${BENCH_SETTINGS:-defaults tuned shards gateway}
 DIR="${CACHE}/bench"
 export PORT_BASE=${BENCH_PORT_BASE:-22000} CONTROLLER_PORT_BASE=${BENCH_CONTROLLER_PORT_BASE:-22600}
-QPS=50 BURST=100 WORKERS=4 RESYNC=30s
+CPB=${CONTROLLER_PORT_BASE}
+TUNED="--kube-api-qps=2000 --kube-api-burst=4000 --workers=16"
+RESULTS="${DIR}.results.tsv"
+export RESYNC_PERIOD=10h
 
 cleanup() {
-  "${ROOT}/hack/controllers.sh" stop "${DIR}" || true
-  "${ROOT}/hack/cluster.sh" down "${DIR}" || true
+  "${ROOT}/hack/controllers.sh" stop "${DIR}" >/dev/null 2>&1 || true
+  "${ROOT}/hack/cluster.sh" down "${DIR}" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-rm -rf "${DIR}" && mkdir -p "${DIR}"
-"${ROOT}/hack/cluster.sh" up "${DIR}"
-"${ROOT}/hack/controllers.sh" build
-CONTROLLER_ARGS="--kube-api-qps=${QPS} --kube-api-burst=${BURST} --workers=${WORKERS}" RESYNC_PERIOD=${RESYNC} \
-  "${ROOT}/hack/controllers.sh" start "${DIR}" appdef helm
-# controllers.sh gives the i-th named controller metrics port base+2i.
-metrics="http://127.0.0.1:$((CONTROLLER_PORT_BASE + 4))/metrics"
-(cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/bench" ./cmd/bench)
-"${BIN}/bench" --kubeconfig "${DIR}/kubeconfig" --n "${N}" --qps "${QPS}" --burst "${BURST}" --workers "${WORKERS}" \
-  --metrics "${metrics}" --pid "$(cat "${DIR}/helm.pid")" --resync "${RESYNC}"
 
-# The gateway controllers: a TenantGateway with 60 routes, route-conflicts
-# over ROUTES routes, idle writes and memory. Started on their own metrics
-# ports (controllers.sh numbers the controllers of one start call from 1).
-ROUTES=${BENCH_ROUTES:-5000}
-gateway=(gateway-listeners gateway-certs ns-labels route-conflicts)
-GW_PORT_BASE=$((CONTROLLER_PORT_BASE + 100))
-CONTROLLER_PORT_BASE=${GW_PORT_BASE} CONTROLLER_ARGS="--kube-api-qps=${QPS} --kube-api-burst=${BURST} --workers=${WORKERS}" \
-  RESYNC_PERIOD=${RESYNC} "${ROOT}/hack/controllers.sh" start "${DIR}" "${gateway[@]}"
-metrics=() pids=() i=0
-for c in "${gateway[@]}"; do
-  i=$((i + 1))
-  metrics+=("${c}=http://127.0.0.1:$((GW_PORT_BASE + 2 * i))/metrics")
-  pids+=("${c}=$(cat "${DIR}/${c}.pid")")
+# fresh: a new control plane with the policies and the controllers' identities.
+fresh() {
+  cleanup
+  rm -rf "${DIR}" && mkdir -p "${DIR}"
+  "${ROOT}/hack/cluster.sh" up "${DIR}" >/dev/null
+  "${ROOT}/hack/policies.sh" "${DIR}" >/dev/null
+  "${ROOT}/hack/rbac.sh" "${DIR}" appdef helm route-conflicts gateway-listeners gateway-certs ns-labels >/dev/null
+}
+
+bench() { "${BIN}/bench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" "$@"; }
+pid() { cat "${DIR}/$1.pid"; }
+m() { echo "http://127.0.0.1:$1/metrics"; }
+
+# pipeline SETTING TARGET N ARGS: one size at one setting, then a restart.
+pipeline() {
+  local setting=$1 target=$2 n=$3 args=$4
+  log "bench: ${setting}, N=${n}, controller args: ${args:-(none: the defaults)}"
+  fresh
+  CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
+  CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm helm $((CPB + 4)) \
+    --pprof-bind-address "127.0.0.1:$((CPB + 10))"
+  # Where the time goes: a CPU profile of the helm controller during the pipeline.
+  local prof="${CACHE}/bench-${setting}-${n}.helm.cpu.pprof"
+  rm -f "${prof}"
+  # controllers.sh gives the i-th named controller metrics port base+2i.
+  bench --phase pipeline --setting "${setting}" --target "${target}" --n "${n}" \
+    --pprof "http://127.0.0.1:$((CPB + 10))" --pprof-out "${prof}" \
+    --metrics "appdef=$(m $((CPB + 2))),helm=$(m $((CPB + 4)))" --pids "appdef=$(pid appdef),helm=$(pid helm)"
+  # Restart the helm controller over the settled instances.
+  local p; p=$(pid helm)
+  kill -TERM -- "-${p}" 2>/dev/null || kill -TERM "${p}"
+  while kill -0 "${p}" 2>/dev/null; do sleep 0.1; done
+  local since; since=$(date +%s%N)
+  CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm-restarted helm $((CPB + 20))
+  bench --phase restart --setting "${setting}" --n "${n}" --metrics "helm=$(m $((CPB + 20)))" \
+    --pids "helm-restarted=$(pid helm-restarted)" --since "${since}"
+  if [[ -s "${prof}" ]]; then
+    echo "  CPU profile of the helm controller (20s of the pipeline): ${prof}; top functions:"
+    (cd "${ROOT}/controllers/helm" && go tool pprof -top -nodecount=12 "${BIN}/controller-helm" "${prof}" 2>/dev/null | sed -n '4,18p' | sed 's/^/    /')
+  fi
+}
+
+# shards N: two helm shards, each with its own selector and lease.
+shards() {
+  local n=$1
+  log "bench: two helm shards at the tuned settings, N=${n}"
+  fresh
+  CONTROLLER_ARGS="${TUNED}" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
+  local s
+  for s in 0 1; do
+    CONTROLLER_ARGS="${TUNED}" "${ROOT}/hack/controllers.sh" start-as "${DIR}" "helm-s${s}" helm $((CPB + 30 + 2 * s)) \
+      --watch-label-selector "cozystack.io/shard=s${s}"
+  done
+  bench --phase pipeline --setting "tuned, 2 shards" --target 0.8 --n "${n}" --shards 2 \
+    --metrics "appdef=$(m $((CPB + 2))),helm-s0=$(m $((CPB + 30))),helm-s1=$(m $((CPB + 32)))" \
+    --pids "appdef=$(pid appdef),helm-s0=$(pid helm-s0),helm-s1=$(pid helm-s1)"
+}
+
+# gateway: the four gateway controllers at the tuned settings.
+gateway() {
+  local routes=$1 gw=(gateway-listeners gateway-certs ns-labels route-conflicts) metrics=() pids=() i=0 c
+  log "bench: gateway controllers at the tuned settings, ${routes} routes"
+  fresh
+  CONTROLLER_ARGS="${TUNED}" "${ROOT}/hack/controllers.sh" start "${DIR}" "${gw[@]}"
+  for c in "${gw[@]}"; do
+    i=$((i + 1))
+    metrics+=("${c}=$(m $((CPB + 2 * i)))")
+    pids+=("${c}=$(pid "${c}")")
+  done
+  "${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --routes "${routes}" --resync 30s --results "${RESULTS}" \
+    --metrics "$(IFS=,; echo "${metrics[*]}")" --pids "$(IFS=,; echo "${pids[*]}")"
+}
+
+# Only the controllers measured (not the CLIs controllers.sh build adds).
+for c in appdef helm gateway-listeners gateway-certs ns-labels route-conflicts; do
+  (cd "${ROOT}/controllers/${c}" && go build -o "${BIN}/controller-${c}" .)
 done
-(cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/gatewaybench" ./cmd/gatewaybench)
-"${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --routes "${ROUTES}" --resync "${RESYNC}" \
-  --metrics "$(IFS=,; echo "${metrics[*]}")" --pids "$(IFS=,; echo "${pids[*]}")"
+(cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/bench" ./cmd/bench && GOWORK=off go build -o "${BIN}/gatewaybench" ./cmd/gatewaybench)
+rm -f "${RESULTS}"
+log "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+for n in ${SIZES}; do
+  [[ " ${PARTS} " == *" defaults "* ]] && pipeline defaults 0.5 "${n}" ""
+  [[ " ${PARTS} " == *" tuned "* ]] && pipeline tuned 0.8 "${n}" "${TUNED}"
+done
+first=${SIZES%% *}
+[[ " ${PARTS} " == *" shards "* ]] && shards "${first}"
+ROUTES=${BENCH_ROUTES:-5000}
+[[ " ${PARTS} " == *" gateway "* && ${ROUTES} -gt 0 ]] && gateway "${ROUTES}"
+log "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "== every figure (setting, figure, value, target, verdict); also in ${RESULTS}"
+column -t -s $'\t' "${RESULTS}"

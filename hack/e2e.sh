@@ -16,15 +16,19 @@
 # The suite is cluster-agnostic: it only needs a kubeconfig and running
 # controllers, so the same tests run here and on a kind cluster.
 source "$(dirname "$0")/lib.sh"
-E2E="${CACHE}/e2e"
+# E2E_DIR (default .cache/e2e) holds the control plane, the lock and the
+# reports; with different E2E_DIR and port bases, runs can share a checkout.
+E2E="${E2E_DIR:-${CACHE}/e2e}"
+REPORTS_DIR=$([[ -n "${E2E_DIR:-}" ]] && echo "${E2E}" || echo "${CACHE}")
+mkdir -p "${E2E}"
 export PORT_BASE=${E2E_PORT_BASE:-21000}
 export CONTROLLER_PORT_BASE=${E2E_CONTROLLER_PORT_BASE:-21600}
 SUITE="${ROOT}/tests/chainsaw"
 
-# One e2e run at a time per checkout: the runs share ports and .cache/e2e.
-exec 9>"${CACHE}/e2e.lock"
+# One e2e run at a time per E2E_DIR: the runs share ports and that directory.
+exec 9>"${E2E}.lock"
 if ! flock -n 9; then
-  log "another e2e run holds ${CACHE}/e2e.lock; waiting for it"
+  log "another e2e run holds ${E2E}.lock; waiting for it"
   flock 9
 fi
 
@@ -37,7 +41,7 @@ trap cleanup EXIT
 # Malformed tests fail fast, before a control plane is started.
 "${ROOT}/hack/tools.sh" chainsaw
 while IFS= read -r f; do
-  chainsaw lint test -f "${f}" >/dev/null 2>"${CACHE}/lint.err" || { cat "${CACHE}/lint.err" >&2; die "invalid chainsaw test ${f}"; }
+  chainsaw lint test -f "${f}" >/dev/null 2>"${E2E}.lint.err" || { cat "${E2E}.lint.err" >&2; die "invalid chainsaw test ${f}"; }
 done < <(find "${SUITE}" -name chainsaw-test.yaml | sort)
 "${ROOT}/hack/controllers.sh" build
 
@@ -63,7 +67,7 @@ run() {
   # blocks read controller logs from COZY_LOG_DIR.
   KUBECONFIG="${E2E}/kubeconfig" COZY_LOG_DIR="${E2E}" \
     chainsaw test --no-color --config "${SUITE}/.chainsaw.yaml" \
-    --report-format JSON --report-path "${CACHE}" --report-name "${report}" \
+    --report-format JSON --report-path "${REPORTS_DIR}" --report-name "${report}" \
     "$@" || status=$?
   if [[ ${status} -ne 0 ]]; then
     local f
@@ -77,7 +81,7 @@ run() {
   return ${status}
 }
 
-rm -f "${CACHE}"/chainsaw-report*.json
+rm -f "${REPORTS_DIR}"/chainsaw-report*.json
 status=0
 if [[ $# -gt 0 ]]; then
   controllers=${E2E_CONTROLLERS:-}

@@ -1,7 +1,10 @@
 // Package manager bootstraps a controller process the same way for every
 // controller of the project: the usual flags, a controller-runtime manager
-// with leader election, health and metrics endpoints, client rate limits and
-// an optional namespace scope.
+// with leader election, health and metrics endpoints, client rate limits, an
+// optional namespace scope, an optional label selector that makes the process
+// one shard of several (--watch-label-selector, with a lease per shard:
+// --leader-election-id or one derived from the selector, see shard.go) and an
+// opt-in profiler (--pprof-bind-address).
 //
 // A controller's main.go is then:
 //
@@ -14,6 +17,7 @@
 package manager
 
 import (
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,7 +26,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -50,9 +57,42 @@ type Options struct {
 	Burst        int
 	// Workers is the number of concurrent reconciles per controller.
 	Workers int
+	// WatchLabelSelector (Flux's --watch-label-selector) limits the cache of
+	// the sharded kinds to objects matching it, so N processes started with
+	// disjoint selectors split the objects between them. Empty: everything.
+	WatchLabelSelector string
+	// Sharded picks the kinds the selector applies to; nil applies it to
+	// every cached kind (Flux's semantics). Backend controllers shard their
+	// instances only: the definitions are read by every shard.
+	Sharded func(schema.GroupVersionKind) bool
+	// LeaderElectionID names the leader election lease; empty derives it
+	// from Name and, when set, the WatchLabelSelector (LeaseName), so every
+	// shard elects its own leader.
+	LeaderElectionID string
+	// PprofAddr serves net/http/pprof when set (off by default).
+	PprofAddr string
 
 	Zap zap.Options
 }
+
+// Client limits by default. The API server protects itself and its other
+// clients with API Priority and Fairness (GA since Kubernetes 1.29, on by
+// default): the controllers run as ServiceAccounts outside kube-system, which
+// the default FlowSchema "service-accounts" puts in the priority level
+// "workload-low", queued and given a fair share only, so a burst from a
+// controller cannot starve the system's, leader elections' or users'
+// requests. The client-side limit is therefore only a backstop against a
+// runaway loop, not the server's protection, and is set where it does not
+// bind during normal work: a new instance costs at most three limited
+// requests (an uncached read when its backing object is not cached yet, the
+// apply, the status write; events have their own client), so at QPS q the
+// pipeline cannot beat 3N/q seconds, and its write efficiency cannot beat
+// q/(raw creates per second) (a 2-core API server creates ~400 objects/s).
+const (
+	DefaultQPS     = 300
+	DefaultBurst   = 600
+	DefaultWorkers = 8
+)
 
 // NewOptions returns the defaults for a controller called name.
 func NewOptions(name string) Options {
@@ -61,9 +101,9 @@ func NewOptions(name string) Options {
 		MetricsAddr:  ":8080",
 		ProbeAddr:    ":8081",
 		ResyncPeriod: 10 * time.Hour,
-		QPS:          50,
-		Burst:        100,
-		Workers:      4,
+		QPS:          DefaultQPS,
+		Burst:        DefaultBurst,
+		Workers:      DefaultWorkers,
 		Zap:          zap.Options{Development: false},
 	}
 }
@@ -106,6 +146,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client burst to the API server.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent reconciles per controller.")
+	fs.StringVar(&o.WatchLabelSelector, "watch-label-selector", o.WatchLabelSelector,
+		"Only reconcile objects matching this label selector (e.g. cozystack.io/shard=a), for running shards; default: all.")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID,
+		"Name of the leader election lease (default: derived from the controller name and --watch-label-selector).")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "Address net/http/pprof binds to (default: off).")
 	o.Zap.BindFlags(fs)
 }
 
@@ -124,7 +169,45 @@ func (o *Options) Validate() error {
 	if o.ResyncPeriod < 10*time.Second {
 		errs = append(errs, fmt.Errorf("--resync-period must be at least 10s, got %s", o.ResyncPeriod))
 	}
+	if _, err := o.Selector(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.LeaderElectionID != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.LeaderElectionID); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--leader-election-id %q is not a valid lease name: %s", o.LeaderElectionID, strings.Join(msgs, "; ")))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// Selector parses WatchLabelSelector; nil when it is empty.
+func (o *Options) Selector() (labels.Selector, error) {
+	if strings.TrimSpace(o.WatchLabelSelector) == "" {
+		return nil, nil
+	}
+	sel, err := labels.Parse(o.WatchLabelSelector)
+	if err != nil {
+		return nil, fmt.Errorf("--watch-label-selector %q: %w", o.WatchLabelSelector, err)
+	}
+	if sel.Empty() {
+		return nil, nil
+	}
+	return sel, nil
+}
+
+// LeaseName is the leader election lease: LeaderElectionID when set, else
+// <name>.cozystack.io, or <name>-<hash of the selector>.cozystack.io for a
+// shard so that shards never contend for one lease.
+func (o *Options) LeaseName() string {
+	if o.LeaderElectionID != "" {
+		return o.LeaderElectionID
+	}
+	sel, err := o.Selector()
+	if err != nil || sel == nil {
+		return o.Name + ".cozystack.io"
+	}
+	sum := sha256.Sum256([]byte(sel.String()))
+	return fmt.Sprintf("%s-%x.cozystack.io", o.Name, sum[:5])
 }
 
 // RESTConfig returns the client configuration with the options' limits and
@@ -154,7 +237,8 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.ProbeAddr,
 		LeaderElection:                o.LeaderElect,
-		LeaderElectionID:              o.Name + ".cozystack.io",
+		LeaderElectionID:              o.LeaseName(),
+		PprofBindAddress:              o.PprofAddr,
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache: cache.Options{
@@ -172,6 +256,13 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		mo.Cache.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.WatchNamespaces {
 			mo.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	if sel, _ := o.Selector(); sel != nil {
+		if o.Sharded == nil {
+			mo.Cache.DefaultLabelSelector = sel
+		} else {
+			mo.NewCache = shardedCache(sel, o.Sharded)
 		}
 	}
 	return mo

@@ -1,34 +1,57 @@
 // Command bench measures the Helm backend against the performance budget of
-// the design, on a running control plane with the appdef and helm
-// controllers (hack/bench.sh sets that up), and prints each figure:
+// the design on a running control plane (hack/bench.sh sets it up with the
+// appdef and helm controllers and the admission policies) and prints each
+// figure with its target and whether it is met.
 //
-//   - materialisation: N instances -> N HelmReleases, controller throughput
-//     divided by the throughput of creating the same HelmReleases directly
-//     with the same client limits (target >= 0.8);
-//   - definition fan-out: a definition change -> N HelmReleases updated,
-//     divided by the throughput of patching them directly (target >= 0.8);
-//   - idle: API writes by the controller over two resync periods once
-//     settled (target 0);
-//   - memory: the controller's peak resident set (VmHWM) at N instances.
+// Phase pipeline (--phase=pipeline):
 //
-// Ratios are measured in the same run, so a busy machine slows both sides.
+//   - raw capacity: T_raw, the time 16 unthrottled client workers take to
+//     create N HelmReleases directly on the same API server;
+//   - pipeline: T, from the first of N instances created (by 16 unthrottled
+//     workers, as tenants would) until every instance has its HelmRelease
+//     and a status written by the controller;
+//   - write efficiency 3*T_raw/T: the pipeline needs three writes per
+//     instance (the tenant's create, the HelmRelease, one status write);
+//   - controller writes per instance (target 2) and peak RSS per controller.
+//
+// Phase restart (--phase=restart, after hack/bench.sh restarted the helm
+// controller over the settled instances): the time from the restart until
+// the controller has reconciled every instance with an empty queue, and its
+// writes meanwhile (target 0).
+//
+// T_raw and T come from the same run, so a busy machine slows both sides.
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/bench/internal/measure"
@@ -36,36 +59,53 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
+	phase      = flag.String("phase", "pipeline", "pipeline or restart")
+	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
-	qps        = flag.Float64("qps", 50, "client QPS of the baseline (use the controller's --kube-api-qps)")
-	burst      = flag.Int("burst", 100, "client burst of the baseline (use the controller's --kube-api-burst)")
-	workers    = flag.Int("workers", 4, "concurrent requests of the baseline (use the controller's --workers)")
-	metricsURL = flag.String("metrics", "", "the helm controller's metrics URL")
-	pid        = flag.Int("pid", 0, "the helm controller's pid (for its peak RSS)")
-	resync     = flag.Duration("resync", 30*time.Second, "the controller's --resync-period")
+	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
+	target     = flag.Float64("target", 0.8, "write efficiency target of this setting")
+	metrics    = flag.String("metrics", "", "name=URL,... of the controllers' metrics endpoints")
+	pids       = flag.String("pids", "", "name=pid,... of the controllers, for their peak RSS")
+	shards     = flag.Int("shards", 0, "label instance i with cozystack.io/shard=s<i mod shards> (0: no label)")
+	controller = flag.String("controller", "cozystack-helm", "the instance controller's name in its metrics (restart phase)")
+	since      = flag.Int64("since", 0, "restart phase: the restart's time, Unix nanoseconds")
+	results    = flag.String("results", "", "append the figures to this file, tab-separated")
+	pprofURL   = flag.String("pprof", "", "pipeline phase: the instance controller's pprof base URL, profiled for 20s from the pipeline's start")
+	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
 )
+
+const ns = "bench-ctrl"
+
+var benchGVK = schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1alpha1", Kind: "Bench"}
 
 func main() {
 	flag.Parse()
-	ctx := context.Background()
+	ctrllog.SetLogger(logr.Discard()) // the watcher's cache logs nothing worth reading here
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	measure.Check(err)
+	cfg.QPS, cfg.Burst = -1, 0 // unthrottled: the API server's capacity is what is measured
 	scheme := runtime.NewScheme()
 	measure.Check(clientgoscheme.AddToScheme(scheme))
 	measure.Check(cozyv1alpha1.AddToScheme(scheme))
 	measure.Check(helmv2.AddToScheme(scheme))
-	fast := *cfg
-	fast.QPS, fast.Burst = 5000, 5000
-	admin, err := client.New(&fast, client.Options{Scheme: scheme}) // sets up and observes, unthrottled
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	measure.Check(err)
-	limited := *cfg
-	limited.QPS, limited.Burst = float32(*qps), *burst
-	baseline, err := client.New(&limited, client.Options{Scheme: scheme}) // the raw API server side
-	measure.Check(err)
+	ctx := context.Background()
+	label := fmt.Sprintf("%s N=%d", *setting, *n)
+	switch *phase {
+	case "pipeline":
+		pipeline(ctx, c, scheme, label)
+	case "restart":
+		restart(label)
+	default:
+		measure.Check(fmt.Errorf("unknown phase %q", *phase))
+	}
+}
 
-	for _, ns := range []string{"bench-raw", "bench-ctrl"} {
-		_ = admin.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}})
+func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
+	for _, name := range []string{"bench-raw", ns} {
+		_ = c.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}})
 	}
 	def := &cozyv1alpha1.ApplicationDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
@@ -76,85 +116,283 @@ func main() {
 				Prefix: "b-", ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"}}},
 		},
 	}
-	measure.Check(admin.Create(ctx, def))
+	measure.Check(client.IgnoreAlreadyExists(c.Create(ctx, def)))
 	measure.WaitFor("definition Ready", 2*time.Minute, func() bool {
 		d := &cozyv1alpha1.ApplicationDefinition{}
-		return admin.Get(ctx, types.NamespacedName{Name: "bench"}, d) == nil && meta.IsStatusConditionTrue(d.Status.Conditions, "Ready")
+		return c.Get(ctx, types.NamespacedName{Name: "bench"}, d) == nil && meta.IsStatusConditionTrue(d.Status.Conditions, "Ready")
 	})
-	fmt.Printf("instances: %d, baseline client: qps %.0f burst %d, %d workers; etcd on tmpfs\n", *n, *qps, *burst, *workers)
+	fmt.Printf("== %s: %d instances, %d unthrottled client workers, etcd on tmpfs\n", label, *n, *workers)
 
-	// Baseline: create the HelmReleases directly.
+	// Raw capacity: HelmReleases like the controller's, created directly.
+	var done atomic.Int64
+	stop := progress("raw creates", func() string { return fmt.Sprintf("%d/%d HelmReleases", done.Load(), *n) })
 	start := time.Now()
 	measure.Parallel(*n, *workers, func(i int) {
-		hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("b-app-%05d", i), Namespace: "bench-raw"},
-			Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: 5 * time.Minute},
-				ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"}}}
-		measure.Check(baseline.Create(ctx, hr))
+		measure.Check(c.Create(ctx, rawRelease(i)))
+		done.Add(1)
 	})
 	raw := time.Since(start)
-
-	// Controller: create instances quickly, time until every HelmRelease exists.
-	start = time.Now()
-	measure.Parallel(*n, 32, func(i int) {
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Bench",
-			"metadata": map[string]any{"name": fmt.Sprintf("app-%05d", i), "namespace": "bench-ctrl"}, "spec": map[string]any{}}}
-		measure.Check(admin.Create(ctx, u))
+	stop()
+	fmt.Printf("  raw: %d HelmReleases in %.1fs (%.0f/s)\n", *n, raw.Seconds(), float64(*n)/raw.Seconds())
+	// They are not ours: drop them so the pipeline runs on the same store size.
+	// A busy server may answer with a timeout while it keeps deleting: wait
+	// until they are gone either way.
+	if err := c.DeleteAllOf(ctx, &helmv2.HelmRelease{}, client.InNamespace("bench-raw")); err != nil &&
+		!apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
+		measure.Check(err)
+	}
+	measure.WaitFor("the raw HelmReleases to go", 10*time.Minute, func() bool {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(helmv2.GroupVersion.WithKind("HelmReleaseList"))
+		return c.List(ctx, l, client.InNamespace("bench-raw"), client.Limit(1)) == nil && len(l.Items) == 0
 	})
-	measure.WaitFor("HelmReleases", 30*time.Minute, func() bool { return count(ctx, admin, "bench-ctrl") >= *n })
-	ctrl := time.Since(start)
-	report("materialisation", raw, ctrl, 0.8)
 
-	// Fan-out: baseline patches every HelmRelease; the controller follows a
-	// definition change.
+	ctrls := measure.KV(*metrics)
+	before := writes(ctrls)
+	apiBefore := apiserverMetrics(ctx)
+	w := newWatcher(ctx, scheme)
+	var created atomic.Int64
+	stop = progress("pipeline", func() string {
+		return fmt.Sprintf("%d/%d instances created, %d HelmReleases, %d statuses", created.Load(), *n, w.releases.Load(), w.statuses.Load())
+	})
+	var profiled sync.WaitGroup
+	if *pprofURL != "" && *pprofOut != "" {
+		profiled.Add(1)
+		go func() { defer profiled.Done(); cpuProfile(*pprofURL, *pprofOut, 20*time.Second) }()
+	}
 	start = time.Now()
 	measure.Parallel(*n, *workers, func(i int) {
-		hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("b-app-%05d", i), Namespace: "bench-raw"}}
-		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"chartRef":{"name":"bench-v2"}}}`))
-		measure.Check(baseline.Patch(ctx, hr, patch))
+		md := map[string]any{"name": fmt.Sprintf("app-%05d", i), "namespace": ns}
+		if *shards > 0 {
+			md["labels"] = map[string]any{"cozystack.io/shard": fmt.Sprintf("s%d", i%*shards)}
+		}
+		measure.Check(c.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": benchGVK.GroupVersion().String(), "kind": benchGVK.Kind, "metadata": md, "spec": map[string]any{}}}))
+		created.Add(1)
 	})
-	raw = time.Since(start)
-	start = time.Now()
-	measure.Check(admin.Patch(ctx, def, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"release":{"chartRef":{"name":"bench-v2"}}}}`))))
-	measure.WaitFor("updated HelmReleases", 30*time.Minute, func() bool { return updated(ctx, admin, "bench-ctrl", "bench-v2") >= *n })
-	ctrl = time.Since(start)
-	report("definition fan-out", raw, ctrl, 0.8)
-
-	if *metricsURL != "" {
-		before := measure.Settled(*metricsURL)
-		time.Sleep(2**resync + 5*time.Second)
-		after := measure.Writes(*metricsURL)
-		fmt.Printf("idle: %d API writes over two resync periods (%s each), target 0\n", after-before, *resync)
+	w.wait(int64(*n), 60*time.Minute)
+	total := time.Since(start)
+	stop()
+	fmt.Printf("  pipeline: %d instances -> HelmReleases and status in %.1fs (%.0f/s)\n", *n, total.Seconds(), float64(*n)/total.Seconds())
+	after := settledWrites(ctrls)
+	apiAfter := apiserverMetrics(ctx)
+	delta := func(name string, match map[string]string) float64 {
+		return measure.Sum(apiAfter, name, match) - measure.Sum(apiBefore, name, match)
 	}
-	if *pid > 0 {
-		fmt.Printf("memory: peak RSS of the helm controller at %d instances: %s, target <= 150 MiB\n", *n, measure.PeakRSS(*pid))
-	}
-}
-
-func report(what string, raw, ctrl time.Duration, target float64) {
-	ratio := raw.Seconds() / ctrl.Seconds()
-	verdict := "meets"
-	if ratio < target {
-		verdict = "misses"
-	}
-	fmt.Printf("%s: direct %.1fs (%.0f/s), controller %.1fs (%.0f/s), ratio %.2f (%s the target %.1f)\n",
-		what, raw.Seconds(), float64(*n)/raw.Seconds(), ctrl.Seconds(), float64(*n)/ctrl.Seconds(), ratio, verdict, target)
-}
-
-func count(ctx context.Context, c client.Client, ns string) int {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(helmv2.GroupVersion.WithKind("HelmReleaseList"))
-	measure.Check(c.List(ctx, list, client.InNamespace(ns)))
-	return len(list.Items)
-}
-
-func updated(ctx context.Context, c client.Client, ns, chart string) int {
-	list := &helmv2.HelmReleaseList{}
-	measure.Check(c.List(ctx, list, client.InNamespace(ns)))
-	k := 0
-	for _, hr := range list.Items {
-		if hr.Spec.ChartRef != nil && hr.Spec.ChartRef.Name == chart {
-			k++
+	events := delta("apiserver_request_total", map[string]string{"verb": "POST", "resource": "events"})
+	var lat []string
+	for _, verb := range []string{"POST", "PUT", "PATCH", "APPLY"} {
+		m := map[string]string{"verb": verb}
+		if c := delta("apiserver_request_duration_seconds_count", m); c > 0 {
+			lat = append(lat, fmt.Sprintf("%s %.0fms", verb, 1000*delta("apiserver_request_duration_seconds_sum", m)/c))
 		}
 	}
-	return k
+
+	rows := [][]string{
+		measure.Report(label, "raw creates T_raw", fmt.Sprintf("%.1fs", raw.Seconds())),
+		measure.Report(label, "pipeline T", fmt.Sprintf("%.1fs", total.Seconds())),
+		measure.Figure(label, "write efficiency 3*T_raw/T", measure.Efficiency(3, raw, total), "", *target, true),
+		measure.Figure(label, "controller writes per instance", float64(after-before)/float64(*n), "", 2, false),
+		measure.Report(label, "  of which events per instance", fmt.Sprintf("%.2f", events/float64(*n))),
+		measure.Figure(label, "APF rejections", delta("apiserver_flowcontrol_rejected_requests_total", nil), "", 0, false),
+		measure.Report(label, "API server mean write latency", strings.Join(lat, ", ")),
+	}
+	for _, kv := range ctrls {
+		s, err := measure.Scrape(kv[1])
+		measure.Check(err)
+		rec := measure.Sum(s, "controller_runtime_reconcile_total", map[string]string{"controller": *controller})
+		if rec > 0 || *shards > 0 {
+			rows = append(rows, measure.Report(label, kv[0]+" reconciles", fmt.Sprintf("%.0f", rec)),
+				measure.Report(label, kv[0]+" writes", strconv.Itoa(measure.WriteCount(s))))
+		}
+	}
+	rows = append(rows, rss(label)...)
+	measure.AppendRows(*results, rows...)
+	profiled.Wait()
+}
+
+// cpuProfile saves a CPU profile of d from a pprof endpoint (errors are
+// reported, not fatal: the profile is an aid, not a figure).
+func cpuProfile(base, out string, d time.Duration) {
+	resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds()))) //nolint:gosec // local URL
+	if err == nil {
+		defer resp.Body.Close()
+		var f *os.File
+		if f, err = os.Create(out); err == nil {
+			_, err = io.Copy(f, resp.Body)
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "  no CPU profile: %v\n", err)
+	}
+}
+
+// rawRelease is a HelmRelease of the size and shape the controller writes.
+func rawRelease(i int) *helmv2.HelmRelease {
+	name := fmt.Sprintf("app-%05d", i)
+	return &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: "b-" + name, Namespace: "bench-raw", Labels: map[string]string{
+			"apps.cozystack.io/application.kind": "Raw", "apps.cozystack.io/application.group": "apps.cozystack.io",
+			"apps.cozystack.io/application.name": name, "sharding.fluxcd.io/key": "tenants"}},
+		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: 5 * time.Minute}, MaxHistory: ptr(5),
+			ChartRef:   &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"},
+			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: "cozystack-values"}},
+			Install:    &helmv2.Install{Timeout: &metav1.Duration{Duration: 10 * time.Minute}},
+			Upgrade:    &helmv2.Upgrade{Timeout: &metav1.Duration{Duration: 10 * time.Minute}}},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// restart: the helm controller was restarted at --since over N settled
+// instances; wait until it reconciled them all and its queue is empty.
+func restart(label string) {
+	ctrls := measure.KV(*metrics)
+	if len(ctrls) == 0 {
+		measure.Check(fmt.Errorf("restart needs --metrics"))
+	}
+	url := ctrls[0][1]
+	t0 := time.Unix(0, *since)
+	var rec float64
+	stop := progress("restart", func() string { return fmt.Sprintf("%.0f/%d instances reconciled", rec, *n) })
+	measure.WaitFor("the restarted controller to settle", 30*time.Minute, func() bool {
+		s, err := measure.Scrape(url)
+		if err != nil {
+			return false
+		}
+		rec = measure.Sum(s, "controller_runtime_reconcile_total", map[string]string{"controller": *controller})
+		depth := measure.Sum(s, "workqueue_depth", map[string]string{"name": *controller})
+		return rec >= float64(*n) && depth == 0
+	})
+	settle := time.Since(t0)
+	stop()
+	w := settledWrites(ctrls[:1])
+	rows := [][]string{
+		measure.Report(label, "restart: time to settle", fmt.Sprintf("%.1fs", settle.Seconds())),
+		measure.Figure(label, "restart: writes", float64(w), "", 0, false),
+	}
+	rows = append(rows, rss(label)...)
+	measure.AppendRows(*results, rows...)
+}
+
+// apiserverMetrics scrapes the API server's own metrics.
+func apiserverMetrics(ctx context.Context) []measure.Sample {
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	measure.Check(err)
+	cs, err := kubernetes.NewForConfig(cfg)
+	measure.Check(err)
+	b, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	measure.Check(err)
+	return measure.ParseMetrics(bytes.NewReader(b))
+}
+
+func rss(label string) [][]string {
+	var rows [][]string
+	for _, kv := range measure.KV(*pids) {
+		pid, err := strconv.Atoi(kv[1])
+		measure.Check(err)
+		mib, err := measure.PeakRSSMiB(pid)
+		measure.Check(err)
+		rows = append(rows, measure.Figure(label, "peak RSS "+kv[0], mib, " MiB", 150, false))
+	}
+	return rows
+}
+
+func writes(ctrls [][2]string) int {
+	t := 0
+	for _, kv := range ctrls {
+		s, err := measure.Scrape(kv[1])
+		measure.Check(err)
+		t += measure.WriteCount(s)
+	}
+	return t
+}
+
+// settledWrites waits until the controllers' write count holds for 5s.
+func settledWrites(ctrls [][2]string) int {
+	w := writes(ctrls)
+	for since := time.Now(); time.Since(since) < 5*time.Second; time.Sleep(500 * time.Millisecond) {
+		if x := writes(ctrls); x != w {
+			w, since = x, time.Now()
+		}
+	}
+	return w
+}
+
+// progress prints what every 2s until the returned stop is called.
+func progress(what string, status func() string) (stop func()) {
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(os.Stderr, "  .. %s %5.1fs: %s\n", what, time.Since(start).Seconds(), status())
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// watcher counts, from watches (no polling lists), the HelmReleases of the
+// bench namespace and the instances that carry a status.
+type watcher struct {
+	releases, statuses atomic.Int64
+	mu                 sync.Mutex
+	seenHR, seenStatus map[string]bool
+}
+
+func newWatcher(ctx context.Context, scheme *runtime.Scheme) *watcher {
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	measure.Check(err)
+	cfg.QPS, cfg.Burst = -1, 0
+	hr := &metav1.PartialObjectMetadata{}
+	hr.SetGroupVersionKind(helmv2.GroupVersion.WithKind("HelmRelease"))
+	inst := &unstructured.Unstructured{}
+	inst.SetGroupVersionKind(benchGVK)
+	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	measure.Check(err)
+	w := &watcher{seenHR: map[string]bool{}, seenStatus: map[string]bool{}}
+	hi, err := ca.GetInformer(ctx, hr)
+	measure.Check(err)
+	_, err = hi.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
+		w.mark(w.seenHR, &w.releases, o.(client.Object).GetName())
+	}})
+	measure.Check(err)
+	ii, err := ca.GetInformer(ctx, inst)
+	measure.Check(err)
+	onInst := func(o any) {
+		u := o.(*unstructured.Unstructured)
+		if _, ok := u.Object["status"]; ok {
+			w.mark(w.seenStatus, &w.statuses, u.GetName())
+		}
+	}
+	_, err = ii.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: onInst, UpdateFunc: func(_, o any) { onInst(o) }})
+	measure.Check(err)
+	go func() { measure.Check(ca.Start(ctx)) }()
+	ca.WaitForCacheSync(ctx)
+	return w
+}
+
+func (w *watcher) mark(seen map[string]bool, n *atomic.Int64, name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !seen[name] {
+		seen[name] = true
+		n.Add(1)
+	}
+}
+
+func (w *watcher) wait(n int64, timeout time.Duration) {
+	measure.WaitFor("every HelmRelease and status", timeout, func() bool {
+		return w.releases.Load() >= n && w.statuses.Load() >= n
+	})
 }

@@ -37,7 +37,9 @@ import (
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
 	routes     = flag.Int("routes", 5000, "routes of the conflicts figure")
-	qps        = flag.Float64("qps", 200, "client QPS of the benchmark's own requests")
+	qps        = flag.Float64("qps", -1, "client QPS of the benchmark's own requests (-1: unthrottled)")
+	results    = flag.String("results", "", "append the figures to this file, tab-separated")
+	target     = flag.Float64("target", 0.8, "target of route-conflicts' throughput over the raw status-update throughput")
 	metrics    = flag.String("metrics", "", "comma-separated name=URL of the controllers' metrics endpoints")
 	pids       = flag.String("pids", "", "comma-separated name=pid of the controllers")
 	resync     = flag.Duration("resync", 30*time.Second, "the controllers' --resync-period")
@@ -49,7 +51,7 @@ func main() {
 	flag.Parse()
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	measure.Check(err)
-	cfg.QPS, cfg.Burst = float32(*qps), int(2**qps)
+	cfg.QPS, cfg.Burst = float32(*qps), max(int(2**qps), 0)
 	scheme := runtime.NewScheme()
 	measure.Check(clientgoscheme.AddToScheme(scheme))
 	measure.Check(gatewayv1.Install(scheme))
@@ -80,7 +82,9 @@ func main() {
 		if name, pid, ok := strings.Cut(kv, "="); ok {
 			p, err := strconv.Atoi(pid)
 			measure.Check(err)
-			fmt.Printf("memory: %s peak RSS %s\n", name, measure.PeakRSS(p))
+			mib, err := measure.PeakRSSMiB(p)
+			measure.Check(err)
+			measure.AppendRows(*results, measure.Figure(fmt.Sprintf("gateway, tuned, %d routes", *routes), "peak RSS "+name, mib, " MiB", 150, false))
 		}
 	}
 }
@@ -134,6 +138,36 @@ func conflicts(ctx context.Context, c client.Client) {
 	all := time.Since(start)
 	fmt.Printf("conflicts: %d routes created in %.1fs (%.0f/s); all carry their verdict after %.1fs (%.0f routes/s)\n",
 		*routes, created.Seconds(), float64(*routes)/created.Seconds(), all.Seconds(), float64(*routes)/all.Seconds())
+
+	// Raw status-update throughput of the same API server: one status write
+	// per route by 16 unthrottled workers (a parent entry of another
+	// controller, so route-conflicts' verdicts stay).
+	var list []gatewayv1.HTTPRoute
+	for i := range spaces {
+		var l gatewayv1.HTTPRouteList
+		measure.Check(c.List(ctx, &l, client.InNamespace(fmt.Sprintf("bench-rc-%02d", i))))
+		list = append(list, l.Items...)
+	}
+	start = time.Now()
+	measure.Parallel(len(list), 16, func(i int) {
+		r := &list[i]
+		r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{
+			ParentRef: r.Spec.ParentRefs[0], ControllerName: "bench.cozystack.io/raw",
+			Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted",
+				LastTransitionTime: metav1.Now(), ObservedGeneration: r.Generation}}})
+		measure.Check(c.Status().Update(ctx, r))
+	})
+	rawStatus := time.Since(start)
+	// The pipeline is one create and one status write per route: its
+	// efficiency is (T_create + T_raw status) / T, as write efficiency is
+	// for instances.
+	eff := (created.Seconds() + rawStatus.Seconds()) / all.Seconds()
+	fmt.Printf("conflicts: raw status updates of %d routes in %.1fs (%.0f/s)\n", len(list), rawStatus.Seconds(), float64(len(list))/rawStatus.Seconds())
+	label := fmt.Sprintf("gateway, tuned, %d routes", *routes)
+	measure.AppendRows(*results,
+		measure.Report(label, "route-conflicts verdicts, all routes", fmt.Sprintf("%.1fs (%.0f/s)", all.Seconds(), float64(*routes)/all.Seconds())),
+		measure.Report(label, "raw status updates", fmt.Sprintf("%.1fs (%.0f/s)", rawStatus.Seconds(), float64(len(list))/rawStatus.Seconds())),
+		measure.Figure(label, "route-conflicts efficiency (T_create+T_status)/T", eff, "", *target, true))
 }
 
 func verdicts(ctx context.Context, c client.Client, ns string) int {

@@ -1,0 +1,219 @@
+package measure
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Efficiency is write efficiency: the time the API server needs for the
+// writes the pipeline cannot avoid, writes times raw (the time to create the
+// same number of objects directly with unthrottled clients), over the time
+// the pipeline took.
+func Efficiency(writes int, raw, pipeline time.Duration) float64 {
+	if pipeline <= 0 {
+		return 0
+	}
+	return float64(writes) * raw.Seconds() / pipeline.Seconds()
+}
+
+// Verdict says whether value meets target: at least target when higher is
+// better, at most target otherwise.
+func Verdict(value, target float64, higherIsBetter bool) string {
+	if (higherIsBetter && value >= target) || (!higherIsBetter && value <= target) {
+		return "met"
+	}
+	return "missed"
+}
+
+// Figure prints one figure with its target and verdict, and returns it as a
+// result row: setting, figure, value, target, verdict.
+func Figure(setting, name string, value float64, unit string, target float64, higherIsBetter bool) []string {
+	cmp := "<="
+	if higherIsBetter {
+		cmp = ">="
+	}
+	v := Verdict(value, target, higherIsBetter)
+	val := strconv.FormatFloat(value, 'f', 2, 64) + unit
+	tgt := cmp + " " + strconv.FormatFloat(target, 'f', -1, 64) + unit
+	fmt.Printf("  %-42s %-14s target %-12s %s\n", name, val, tgt, v)
+	return []string{setting, name, val, tgt, v}
+}
+
+// Report prints a figure that has no target (reported only) and returns its row.
+func Report(setting, name, value string) []string {
+	fmt.Printf("  %-42s %-14s (reported)\n", name, value)
+	return []string{setting, name, value, "-", "reported"}
+}
+
+// AppendRows appends tab-separated rows to the file at path (none when path is empty).
+func AppendRows(path string, rows ...[]string) {
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	Check(err)
+	defer f.Close()
+	for _, r := range rows {
+		_, err := fmt.Fprintln(f, strings.Join(r, "\t"))
+		Check(err)
+	}
+}
+
+// Sample is one series of a Prometheus text exposition.
+type Sample struct {
+	Name   string
+	Labels map[string]string
+	Value  float64
+}
+
+// ParseMetrics reads the samples of a Prometheus text exposition; comments
+// and malformed lines are skipped.
+func ParseMetrics(r io.Reader) []Sample {
+	var out []Sample
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || l[0] == '#' {
+			continue
+		}
+		s := Sample{Labels: map[string]string{}}
+		rest := l
+		if i := strings.IndexByte(l, '{'); i >= 0 {
+			j := strings.LastIndexByte(l, '}')
+			if j < i {
+				continue
+			}
+			s.Name = l[:i]
+			for _, kv := range splitLabels(l[i+1 : j]) {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					s.Labels[k] = strings.Trim(v, `"`)
+				}
+			}
+			rest = strings.TrimSpace(l[j+1:])
+		} else {
+			f := strings.Fields(l)
+			if len(f) < 2 {
+				continue
+			}
+			s.Name, rest = f[0], f[1]
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			continue
+		}
+		s.Value = v
+		out = append(out, s)
+	}
+	return out
+}
+
+// splitLabels splits a{...} label text at commas outside quotes.
+func splitLabels(s string) []string {
+	var out []string
+	quoted, start := false, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// Sum adds the values of the samples called name whose labels include every
+// pair of match.
+func Sum(samples []Sample, name string, match map[string]string) float64 {
+	t := 0.0
+next:
+	for _, s := range samples {
+		if s.Name != name {
+			continue
+		}
+		for k, v := range match {
+			if s.Labels[k] != v {
+				continue next
+			}
+		}
+		t += s.Value
+	}
+	return t
+}
+
+// WriteCount is the mutating API requests among samples (client-go's
+// rest_client_requests_total by method).
+func WriteCount(samples []Sample) int {
+	t := 0.0
+	for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		t += Sum(samples, "rest_client_requests_total", map[string]string{"method": m})
+	}
+	return int(t)
+}
+
+// Scrape fetches and parses a metrics URL.
+func Scrape(url string) ([]Sample, error) {
+	resp, err := http.Get(url) //nolint:gosec // a local URL given on the command line
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return ParseMetrics(resp.Body), nil
+}
+
+// KV parses "a=1,b=2" into ordered pairs.
+func KV(s string) [][2]string {
+	var out [][2]string
+	for _, kv := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && k != "" {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	return out
+}
+
+// PeakRSSMiB is the peak resident set (VmHWM) of a process in MiB.
+func PeakRSSMiB(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return ParseVmHWM(string(b))
+}
+
+// ParseVmHWM reads VmHWM from the text of /proc/<pid>/status, in MiB.
+func ParseVmHWM(status string) (float64, error) {
+	for _, l := range strings.Split(status, "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			f := strings.Fields(l)
+			if len(f) < 2 {
+				break
+			}
+			kb, err := strconv.Atoi(f[1])
+			if err != nil {
+				return 0, err
+			}
+			return float64(kb) / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM line")
+}

@@ -1,0 +1,87 @@
+package measure
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEfficiency(t *testing.T) {
+	for _, tt := range []struct {
+		writes   int
+		raw, all time.Duration
+		want     float64
+	}{
+		{3, 5 * time.Second, 15 * time.Second, 1},
+		{3, 5200 * time.Millisecond, 42800 * time.Millisecond, 0.3645},
+		{2, time.Second, 4 * time.Second, 0.5},
+		{3, time.Second, 0, 0},
+	} {
+		got := Efficiency(tt.writes, tt.raw, tt.all)
+		if got < tt.want-0.001 || got > tt.want+0.001 {
+			t.Errorf("Efficiency(%d, %s, %s) = %.4f, want %.4f", tt.writes, tt.raw, tt.all, got, tt.want)
+		}
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for _, tt := range []struct {
+		v, target float64
+		higher    bool
+		want      string
+	}{
+		{0.8, 0.8, true, "met"}, {0.79, 0.8, true, "missed"},
+		{150, 150, false, "met"}, {151, 150, false, "missed"}, {0, 0, false, "met"}, {1, 0, false, "missed"},
+	} {
+		if got := Verdict(tt.v, tt.target, tt.higher); got != tt.want {
+			t.Errorf("Verdict(%v, %v, %v) = %s, want %s", tt.v, tt.target, tt.higher, got, tt.want)
+		}
+	}
+}
+
+const exposition = `# HELP rest_client_requests_total Number of HTTP requests
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",host="127.0.0.1:22443",method="GET"} 17
+rest_client_requests_total{code="201",host="127.0.0.1:22443",method="POST"} 2000
+rest_client_requests_total{code="200",host="127.0.0.1:22443",method="PATCH"} 1999
+rest_client_requests_total{code="409",host="127.0.0.1:22443",method="PATCH"} 1
+controller_runtime_reconcile_total{controller="cozystack-helm",result="success"} 4000
+controller_runtime_reconcile_total{controller="cozystack-helm-definitions",result="success"} 3
+workqueue_depth{controller="cozystack-helm",name="cozystack-helm"} 0
+odd{a="x,y",b="z"} 2.5
+process_resident_memory_bytes 1.2e+08
+broken{ 3
+`
+
+func TestParseMetrics(t *testing.T) {
+	s := ParseMetrics(strings.NewReader(exposition))
+	if got := WriteCount(s); got != 4000 {
+		t.Errorf("writes %d, want 4000", got)
+	}
+	if got := Sum(s, "controller_runtime_reconcile_total", map[string]string{"controller": "cozystack-helm"}); got != 4000 {
+		t.Errorf("reconciles %v, want 4000", got)
+	}
+	if got := Sum(s, "odd", map[string]string{"a": "x,y", "b": "z"}); got != 2.5 {
+		t.Errorf("quoted comma: %v", got)
+	}
+	if got := Sum(s, "process_resident_memory_bytes", nil); got != 1.2e8 {
+		t.Errorf("unlabelled: %v", got)
+	}
+	if got := Sum(s, "broken", nil); got != 0 {
+		t.Errorf("malformed line read as %v", got)
+	}
+}
+
+func TestKVAndVmHWM(t *testing.T) {
+	kv := KV("helm=1, appdef=2,,bad")
+	if len(kv) != 2 || kv[0] != [2]string{"helm", "1"} || kv[1] != [2]string{"appdef", "2"} {
+		t.Fatalf("KV: %v", kv)
+	}
+	mib, err := ParseVmHWM("Name:\tx\nVmPeak:\t 9 kB\nVmHWM:\t  153600 kB\n")
+	if err != nil || mib != 150 {
+		t.Fatalf("VmHWM %v %v", mib, err)
+	}
+	if _, err := ParseVmHWM("Name: x\n"); err == nil {
+		t.Fatal("missing VmHWM accepted")
+	}
+}
