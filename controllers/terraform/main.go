@@ -6,6 +6,8 @@
 package main
 
 import (
+	"flag"
+
 	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 	"github.com/cozyplane/cozyplane/controllers/terraform/internal/tfbackend"
 	"github.com/cozyplane/cozyplane/pkg/instance"
@@ -14,4 +16,7 @@ import (
 // Name is the controller's name: field manager, leader election lock, events.
 const Name = "cozystack-terraform"
 
-func main() { instance.Main(Name, tfbackend.Backend{}, tfv1alpha2.AddToScheme) }
+func main() {
+	runner := tfbackend.BindRunnerFlags(flag.CommandLine)
+	instance.Main(Name, tfbackend.Backend{Runner: runner}, tfv1alpha2.AddToScheme)
+}

@@ -83,6 +83,50 @@ type Finalizing interface {
 	Finalizer(def *Definition) string
 }
 
+// TargetNamespacing is implemented by backends whose backing objects live
+// in a namespace the platform owns, one per tenant namespace, instead of the
+// instance's own (the Terraform backend: a tenant with edit in its namespace
+// could otherwise rewrite the saved plan or the state, or exec into the
+// runner). For such a backend the reconciler:
+//
+//   - creates the target namespace when it is missing, with the backend's
+//     labels, and writes nothing in a namespace of that name that lacks
+//     them (ReasonPlatformNamespaceNotOwned);
+//   - marks the backing object with labels instead of an ownerReference
+//     (which cannot cross namespaces): the application labels plus the
+//     instance's namespace and uid, and decides ownership on the uid label;
+//   - maps events of backing objects to instances through those labels;
+//   - leaves a backing object the instance controls in its own namespace
+//     (written by an earlier version) untouched and reports it
+//     (ReasonLegacyBackingObject);
+//   - relies on the backend's Finalizing finalizer, which must be non-empty
+//     for every definition, to delete the backing object before the
+//     instance goes.
+//
+// The decisions are in platform.go.
+type TargetNamespacing interface {
+	// TargetNamespace names the namespace of the backing objects of
+	// instances in namespace ns: a valid namespace name, never ns. Pure.
+	TargetNamespace(ns string) string
+	// TargetNamespaceLabels are the labels the target namespace of tenant
+	// namespace ns carries: the reconciler creates it with them and
+	// refuses a namespace of that name without them. Pure.
+	TargetNamespaceLabels(ns string) map[string]string
+}
+
+// Releasing is implemented by Finalizing backends that let go of instances
+// whose definition names another backend now. The reconciler keeps a
+// metadata-only watch on such kinds, filtered to instances that carry one of
+// Finalizers, and when one of them is deleted, it deletes the backing objects
+// that instance owns (by label or ownerReference) and then removes the
+// finalizers; while such an instance lives, its backing objects are left as
+// they are (never destroyed by surprise because a definition changed).
+type Releasing interface {
+	// Finalizers lists every finalizer the backend may have put on an
+	// instance, current and former.
+	Finalizers() []string
+}
+
 // Definition is an ApplicationDefinition resolved for a backend: the legacy
 // spec.release read as a Helm backend, the served kind spelled out.
 type Definition struct {
@@ -153,6 +197,9 @@ func ApplicationLabels(def *Definition, inst client.Object) map[string]string {
 var ControlAnnotations = []string{
 	appsv1alpha1.AnnotationAdopt,
 	appsv1alpha1.AnnotationApprovePlan,
+	appsv1alpha1.AnnotationSuspend,
+	// Forwarded verbatim instead (operations.go, DesiredOperations).
+	appsv1alpha1.AnnotationReconcileRequestedAt,
 	"kubectl.kubernetes.io/last-applied-configuration",
 }
 

@@ -9,11 +9,12 @@ import (
 // the metrics endpoint.
 var (
 	// writesTotal counts backing-object applies by outcome: created, updated
-	// (the desired state changed) or corrected (someone else changed our
-	// fields). A settled system adds nothing.
+	// (the desired state changed), corrected (someone else changed our
+	// fields), suspended or resumed (spec.suspend set by the instance's
+	// suspend annotation; see operations.go). A settled system adds nothing.
 	writesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "cozystack_backing_object_writes_total",
-		Help: "Backing objects written, by controller, kind of the instance and outcome (created, updated, corrected).",
+		Help: "Backing objects written, by controller, kind of the instance and outcome (created, updated, corrected, adopted, suspended, resumed).",
 	}, []string{"controller", "kind", "outcome"})
 
 	// takeoverRefusalsTotal counts reconciles that found an object with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -30,6 +31,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/readiness"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
@@ -71,12 +73,21 @@ type Reconciler struct {
 	applier ssa.Applier
 	defs    *registry
 	watches *dynamicwatch.Set
+
+	// Platform namespaces known to exist (TargetNamespacing), and kinds
+	// watched only to release instances (Releasing), by definition name:
+	// platform.go.
+	namespaces sync.Map
+	releasedMu sync.Mutex
+	released   map[schema.GroupVersionKind]string
 }
 
 // CacheOptions limits the manager's cache of backing objects to those
 // carrying the application labels: a cluster may hold thousands of
-// HelmReleases that are none of ours. Pass it to manager.New.
-func CacheOptions(b Backend) manager.Customize {
+// HelmReleases that are none of ours. Pass it to manager.New. A shard adds
+// its selector's requirements on the instances' labels as the backing
+// objects carry them (manager.PrefixedRequirements), so it caches only its own.
+func CacheOptions(b Backend, shard ...labels.Requirement) manager.Customize {
 	return func(o *ctrl.Options) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(b.TargetGVK())
@@ -87,7 +98,7 @@ func CacheOptions(b Backend) manager.Customize {
 		if o.Cache.ByObject == nil {
 			o.Cache.ByObject = map[client.Object]cache.ByObject{}
 		}
-		o.Cache.ByObject[u] = cache.ByObject{Label: labels.NewSelector().Add(*req)}
+		o.Cache.ByObject[u] = cache.ByObject{Label: labels.NewSelector().Add(*req).Add(shard...)}
 	}
 }
 
@@ -133,11 +144,18 @@ func hasApplicationLabels(o client.Object) bool {
 		l[appsv1alpha1.LabelApplicationGroup] == appsv1alpha1.GroupVersion.Group
 }
 
+// mapTarget names the instance of a backing object: in the object's
+// namespace, or in the one its namespace label names when it lives in a
+// platform namespace (TargetNamespacing).
 func mapTarget(o client.Object) []dynamicwatch.Request {
 	l := o.GetLabels()
+	ns := o.GetNamespace()
+	if v := l[appsv1alpha1.LabelApplicationNamespace]; v != "" {
+		ns = v
+	}
 	return []dynamicwatch.Request{{
 		GVK:            appsv1alpha1.GroupVersion.WithKind(l[appsv1alpha1.LabelApplicationKind]),
-		NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[appsv1alpha1.LabelApplicationName]},
+		NamespacedName: types.NamespacedName{Namespace: ns, Name: l[appsv1alpha1.LabelApplicationName]},
 	}}
 }
 
@@ -150,6 +168,9 @@ func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) 
 	obj := &cozyv1alpha1.ApplicationDefinition{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			if err := r.unreleaseDefinition(ctx, req.Name); err != nil {
+				return ctrl.Result{}, err
+			}
 			return ctrl.Result{}, r.forget(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -157,12 +178,19 @@ func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) 
 	def, err := Resolve(obj)
 	if err != nil || def.Backend.Type != r.Backend.Type() {
 		// Not ours (or not valid: the appdef controller reports that).
-		return ctrl.Result{}, r.forget(ctx, req.Name)
+		// Instances still holding our finalizers are released (platform.go).
+		if err := r.forget(ctx, req.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.releaseKind(obj)
 	}
 	if obj.Status.CRDName == "" {
 		// The kind is not served yet; the appdef controller's status update
 		// brings us back here.
 		return ctrl.Result{}, nil
+	}
+	if err := r.unreleaseKind(ctx, def.GVK); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{}); err != nil {
 		if meta.IsNoMatchError(err) {
@@ -174,7 +202,7 @@ func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	prev := r.defs.set(def)
-	servedKinds.WithLabelValues(r.Name).Set(float64(len(r.watches.Watched()) - 1)) // minus the backing objects' kind
+	servedKinds.WithLabelValues(r.Name).Set(float64(len(r.watches.Watched()) - 1 - r.releasedCount())) // minus the backing objects' kind
 	if prev == nil || definitionChanged(prev.Object, obj) {
 		// A new watch delivers every existing instance by itself; a changed
 		// definition needs them all enqueued again.
@@ -202,7 +230,7 @@ func (r *Reconciler) forget(ctx context.Context, name string) error {
 	if err := r.watches.Unwatch(ctx, prev.GVK); err != nil {
 		return err
 	}
-	servedKinds.WithLabelValues(r.Name).Set(float64(len(r.watches.Watched()) - 1))
+	servedKinds.WithLabelValues(r.Name).Set(float64(len(r.watches.Watched()) - 1 - r.releasedCount()))
 	return nil
 }
 
@@ -230,14 +258,21 @@ func (r *Reconciler) enqueueAll(ctx context.Context, gvk schema.GroupVersionKind
 func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (ctrl.Result, error) {
 	def := r.defs.forKind(req.GVK)
 	if def == nil {
+		if r.isReleased(req.GVK) {
+			return r.reconcileReleased(ctx, req)
+		}
 		return ctrl.Result{}, nil
 	}
 	inst := &unstructured.Unstructured{}
 	inst.SetGroupVersionKind(req.GVK)
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
 		// Gone: the garbage collector removes the backing object through
-		// its ownerReference.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		// its ownerReference; one in a platform namespace is removed here.
+		if apierrors.IsNotFound(err) {
+			readiness.Forget(req.GVK.Kind, req.Namespace, req.Name)
+			return ctrl.Result{}, r.collectOrphans(ctx, req)
+		}
+		return ctrl.Result{}, err
 	}
 	if !inst.GetDeletionTimestamp().IsZero() {
 		return r.reconcileDelete(ctx, def, inst)
@@ -260,6 +295,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	if err := r.writeStatus(ctx, inst, old, &status); err != nil {
 		return ctrl.Result{}, err
 	}
+	recordReadiness(req.GVK.Kind, req.Namespace, req.Name, &status)
 	if ownership.IsNotOwned(rerr) {
 		// The foreign object carries none of our labels, so no event will
 		// tell us when its owner removes it: look again from time to time.
@@ -300,9 +336,25 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, def *Definition, inst 
 // reconcileTarget builds, guards and applies the backing object. It returns
 // the live backing object (nil when it could not be written).
 func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ns, platform := r.targetNamespace(inst)
+	if platform {
+		// A backing object an earlier version wrote in the tenant's
+		// namespace stays untouched; a platform namespace that is not ours
+		// gets nothing (platform.go).
+		legacy, err := r.legacyTarget(ctx, def, inst)
+		if err != nil {
+			return nil, err
+		}
+		if legacy != nil {
+			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonLegacyBackingObject, errors.New(LegacyMessage(legacy, ns)))
+		}
+		if err := r.ensureNamespace(ctx, ns, inst.GetNamespace()); err != nil {
+			return nil, err
+		}
+	}
 	key := &unstructured.Unstructured{}
 	key.SetGroupVersionKind(r.Backend.TargetGVK())
-	key.SetNamespace(inst.GetNamespace())
+	key.SetNamespace(ns)
 	key.SetName(r.Backend.TargetName(def, inst))
 	live, err := r.live(ctx, key)
 	if err != nil {
@@ -313,11 +365,23 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 		r.event(inst, "Warning", EventInvalidSpec, "Build", err.Error())
 		return nil, err
 	}
-	verdict, err := ownership.Decide(desired.GetKind(), live, AdoptClaim(def, inst))
+	var verdict ownership.Verdict
+	if platform && Stale(live, inst) {
+		return nil, r.replaceStale(ctx, live)
+	}
+	if platform {
+		verdict, err = DecidePlatform(desired.GetKind(), live, inst)
+	} else {
+		verdict, err = ownership.Decide(desired.GetKind(), live, AdoptClaim(def, inst))
+	}
 	if verdict == ownership.Foreign {
 		takeoverRefusalsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
 		r.event(inst, "Warning", EventTakeoverRefused, "Guard", err.Error())
 		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonBackingObjectNotOwned, err)
+	}
+	// Suspended: spec.suspend is the only field written (operations.go).
+	if hold, err := r.applySuspend(ctx, inst, live, verdict); hold || err != nil {
+		return live, err
 	}
 	var opts []ssa.Option
 	if ll, ok := r.Backend.(LiveLabeling); ok {
@@ -335,6 +399,9 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 			// The object moved on since it was read (a label that follows
 			// the live object, an adoption decided on that version).
 			return nil, errConflict
+		}
+		if platform {
+			err = r.applyErrNamespaceGone(err, ns)
 		}
 		r.event(inst, "Warning", EventApplyFailed, "Apply", err.Error())
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
@@ -385,7 +452,8 @@ func (r *Reconciler) desired(def *Definition, inst, live *unstructured.Unstructu
 	}
 	obj.SetGroupVersionKind(r.Backend.TargetGVK())
 	obj.SetName(r.Backend.TargetName(def, inst))
-	obj.SetNamespace(inst.GetNamespace())
+	ns, platform := r.targetNamespace(inst)
+	obj.SetNamespace(ns)
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -393,11 +461,22 @@ func (r *Reconciler) desired(def *Definition, inst, live *unstructured.Unstructu
 	for k, v := range CommonLabels(def, inst) {
 		labels[k] = v
 	}
+	if platform {
+		for k, v := range PlatformLabels(inst) {
+			labels[k] = v
+		}
+	}
 	if ll, ok := r.Backend.(LiveLabeling); ok {
 		labels = FollowLive(labels, live, ll.LiveLabels())
 	}
 	obj.SetLabels(labels)
-	obj.SetOwnerReferences([]metav1.OwnerReference{ownership.ControllerRef(ownerOf(inst))})
+	if !platform {
+		// An ownerReference cannot cross namespaces: a backing object in
+		// a platform namespace is owned through its labels and the
+		// backend's finalizer.
+		obj.SetOwnerReferences([]metav1.OwnerReference{ownership.ControllerRef(ownerOf(inst))})
+	}
+	DesiredOperations(inst, obj)
 	return obj, nil
 }
 
@@ -421,6 +500,7 @@ func (r *Reconciler) live(ctx context.Context, desired *unstructured.Unstructure
 // that decides Ready.
 func (r *Reconciler) summarize(def *Definition, inst, target *unstructured.Unstructured, err error, status *appsv1alpha1.ApplicationStatus) {
 	status.ObservedGeneration = inst.GetGeneration()
+	ProjectOperations(inst, target, status)
 	h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
 	if err != nil {
 		if s, ok := reconcileerr.AsStalled(err); ok {
@@ -430,7 +510,7 @@ func (r *Reconciler) summarize(def *Definition, inst, target *unstructured.Unstr
 		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "retrying: "+err.Error())
 		return
 	}
-	r.Backend.ProjectStatus(def, inst, target, status)
+	r.Backend.ProjectStatus(def, inst, SuspendedView(inst, target), status)
 }
 
 func readStatus(inst *unstructured.Unstructured) (*appsv1alpha1.ApplicationStatus, error) {
@@ -468,19 +548,21 @@ func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstruc
 // reconcileDelete holds a finalizing instance until its backing object is
 // gone, then lets it go.
 func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (ctrl.Result, error) {
-	fz, ok := r.Backend.(Finalizing)
-	if !ok {
+	if _, ok := r.Backend.(Finalizing); !ok {
 		return ctrl.Result{}, nil
 	}
 	var ours []string
 	for _, f := range inst.GetFinalizers() {
-		if f == appsv1alpha1.FinalizerDestroy || f == fz.Finalizer(def) {
+		if contains(r.ourFinalizers(def), f) {
 			ours = append(ours, f)
 		}
 	}
 	if len(ours) == 0 {
 		return ctrl.Result{}, nil
 	}
+	// The backing object at the derived name in the instance's namespace
+	// when the instance controls it, and every object it owns elsewhere
+	// (platform.go).
 	target := &unstructured.Unstructured{}
 	target.SetGroupVersionKind(r.Backend.TargetGVK())
 	target.SetNamespace(inst.GetNamespace())
@@ -489,17 +571,20 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if live != nil && ownership.Check(live.GetKind(), live, ownerOf(inst)) == nil {
-		if live.GetDeletionTimestamp().IsZero() {
-			if err := r.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, err
-			}
-		}
+	if live != nil && ownership.Check(live.GetKind(), live, ownerOf(inst)) != nil {
+		live = nil
+	}
+	left, err := r.deleteOwned(ctx, inst, live)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(left) > 0 {
+		live = left[0]
 		old, _ := readStatus(inst)
 		status := *old.DeepCopy()
 		h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
 		conditions.MarkReconciling(h, appsv1alpha1.ReasonDeleting,
-			fmt.Sprintf("waiting for %s %s to be deleted (its resources are being destroyed)", live.GetKind(), live.GetName()))
+			fmt.Sprintf("waiting for %s %s/%s to be deleted (its resources are being destroyed)", live.GetKind(), live.GetNamespace(), live.GetName()))
 		if err := r.writeStatus(ctx, inst, old, &status); err != nil && !apierrors.IsNotFound(err) {
 			return reconcileerr.Result(err)
 		}

@@ -5,9 +5,11 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
@@ -25,7 +27,14 @@ func Main(name string, backend Backend, addToScheme func(*runtime.Scheme) error)
 	must(cozyv1alpha1.AddToScheme(scheme))
 	must(addToScheme(scheme))
 
-	mgr, err := manager.New(opts, scheme, CacheOptions(backend))
+	// A shard (--watch-label-selector) owns the instances matching the
+	// selector and their backing objects; every shard reads all definitions.
+	opts.Sharded = func(gvk schema.GroupVersionKind) bool { return gvk.Group == appsv1alpha1.GroupVersion.Group }
+	sel, err := opts.Selector()
+	must(err)
+	shard, err := manager.PrefixedRequirements(sel, appsv1alpha1.InstanceLabelPrefix)
+	must(err)
+	mgr, err := manager.New(opts, scheme, CacheOptions(backend, shard...))
 	must(err)
 	r := &Reconciler{
 		Name:      name,

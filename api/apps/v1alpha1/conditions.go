@@ -18,6 +18,13 @@ const (
 	// ConditionPlanApproved (Terraform; positive) reports the last approval
 	// request made through the approve-plan annotation.
 	ConditionPlanApproved = "PlanApproved"
+	// ConditionSuspended (abnormal-true) is True, reason ReasonSuspended,
+	// while the instance carries AnnotationSuspend=true: its backing object
+	// has spec.suspend=true and the controller corrects no drift on it. The
+	// condition is removed (not set to False) when the annotation goes, so
+	// an instance that was never suspended and one that was resumed read the
+	// same; the ReasonResumed event records the resumption.
+	ConditionSuspended = "Suspended"
 )
 
 // Reasons of instance conditions set by our controllers (a mirrored Ready
@@ -45,6 +52,12 @@ const (
 	// ReasonPlanApprovalForwarded: the approval was copied to the backing
 	// Terraform object.
 	ReasonPlanApprovalForwarded = "ApprovalForwarded"
+	// ReasonSuspended: the Suspended condition's reason while the instance
+	// is suspended.
+	ReasonSuspended = "Suspended"
+	// ReasonResumed: the reason of the event recorded when the suspend
+	// annotation is removed and the backing object is resumed.
+	ReasonResumed = "Resumed"
 )
 
 // Labels on backing objects (the contract kept from upstream Cozystack).
@@ -61,6 +74,26 @@ const (
 // plan the tenant approves (status.backend.pendingPlan); the terraform
 // controller copies it to the Terraform object's spec.approvePlan.
 const AnnotationApprovePlan = "apps.cozystack.io/approve-plan"
+
+// AnnotationSuspend on an instance, set to "true", suspends it as `flux
+// suspend` suspends a Flux object: the controller sets spec.suspend=true on
+// the backing object (HelmRelease or Terraform, whose own controller then
+// stops reconciling it), writes nothing else to it, does not revert changes
+// made to it by hand, and reports ConditionSuspended. Any other value, or no
+// annotation, means not suspended: the controller sets spec.suspend=false
+// (when it is true) and corrects drift again. `cozyplane suspend` and
+// `cozyplane resume` set and remove it. The decision is
+// pkg/instance/operations.go, DecideSuspend.
+const AnnotationSuspend = "apps.cozystack.io/suspend"
+
+// AnnotationReconcileRequestedAt is Flux's reconcile request annotation. On
+// an instance its value (any string; `cozyplane reconcile` and `flux
+// reconcile` write the current time in RFC 3339) is copied verbatim to the
+// backing object, whose controller reconciles it at once and reports the
+// value it handled in status.lastHandledReconcileAt; the instance mirrors
+// that field in ApplicationStatus.LastHandledReconcileAt. The request is not
+// forwarded while the instance is suspended.
+const AnnotationReconcileRequestedAt = "reconcile.fluxcd.io/requestedAt"
 
 // FinalizerDestroy holds an instance whose definition destroys resources on
 // deletion until its Terraform object is gone.

@@ -24,6 +24,14 @@ type ApplicationStatus struct {
 	// Backend holds per-backend details.
 	// +optional
 	Backend *BackendStatus `json:"backend,omitempty"`
+
+	// LastHandledReconcileAt mirrors the backing object's
+	// status.lastHandledReconcileAt: the last value of the
+	// reconcile.fluxcd.io/requestedAt annotation its controller handled.
+	// When it equals the instance's own annotation, the requested reconcile
+	// has happened and the conditions report its result.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 }
 
 // BackendStatus holds the details a backend projects from its backing object.

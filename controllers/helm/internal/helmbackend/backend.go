@@ -47,6 +47,7 @@ import (
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/api/encoding"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/instance"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
@@ -140,7 +141,7 @@ func (b Backend) Build(def *instance.Definition, inst, live *unstructured.Unstru
 			}
 			values = vm
 		}
-		b, err := jsonOf(values)
+		b, err := encoding.ValuesJSON(values)
 		if err != nil {
 			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("encoding spec as Helm values: %w", err))
 		}

@@ -29,15 +29,11 @@ package tfbackend
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
 	"text/template"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,6 +42,7 @@ import (
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/api/encoding"
 	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/instance"
@@ -55,11 +52,12 @@ import (
 // DefaultInterval between runs when the definition sets none.
 const DefaultInterval = 10 * time.Minute
 
-// hclIdentifier is what a Terraform variable name must match.
-var hclIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-
 // Backend implements instance.Backend and instance.Finalizing.
-type Backend struct{}
+type Backend struct {
+	// Runner names the runner ServiceAccount and ClusterRole of every
+	// platform namespace (runner.go); nil: tofu-controller's defaults.
+	Runner *Runner
+}
 
 var (
 	_ instance.Backend    = Backend{}
@@ -79,13 +77,13 @@ func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructu
 	return def.Prefix() + inst.GetName()
 }
 
-// Finalizer implements instance.Finalizing: instances whose definition
-// destroys resources on deletion are held until their Terraform is gone.
-func (Backend) Finalizer(def *instance.Definition) string {
-	if tb := def.Backend.Terraform; tb != nil && tb.DestroyResourcesOnDeletion {
-		return appsv1alpha1.FinalizerDestroy
-	}
-	return ""
+// Finalizer implements instance.Finalizing: every instance is held until its
+// Terraform object, in the platform namespace where no ownerReference can
+// reach it, has been deleted (and, when the definition says so, its
+// resources destroyed). Earlier versions held only instances that destroy,
+// with FinalizerDestroy; the reconciler swaps it for this one.
+func (Backend) Finalizer(*instance.Definition) string {
+	return appsv1alpha1.FinalizerTerraform
 }
 
 // Build implements instance.Backend.
@@ -136,32 +134,13 @@ func (Backend) Build(def *instance.Definition, inst, live *unstructured.Unstruct
 	return &unstructured.Unstructured{Object: map[string]any{"spec": m}}, nil
 }
 
-// Vars encodes a spec as Terraform variables: one per top-level key, sorted,
-// each value kept as its JSON type.
+// Vars encodes a spec as Terraform variables (encoding.Vars: one per
+// top-level key, sorted, each value kept as its JSON type); a spec that
+// cannot be encoded is the user's to fix.
 func Vars(spec any) ([]tfv1alpha2.Variable, error) {
-	if spec == nil {
-		return nil, nil
-	}
-	obj, ok := spec.(map[string]any)
-	if !ok {
-		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("spec is a %T, not an object", spec))
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		if !hclIdentifier.MatchString(k) {
-			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec,
-				fmt.Errorf("spec key %q is not a Terraform variable name (must match %s)", k, hclIdentifier))
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	vars := make([]tfv1alpha2.Variable, 0, len(keys))
-	for _, k := range keys {
-		raw, err := json.Marshal(obj[k])
-		if err != nil {
-			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("spec.%s: %w", k, err))
-		}
-		vars = append(vars, tfv1alpha2.Variable{Name: k, Value: &apiextensionsv1.JSON{Raw: raw}})
+	vars, err := encoding.Vars(spec)
+	if err != nil {
+		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, err)
 	}
 	return vars, nil
 }

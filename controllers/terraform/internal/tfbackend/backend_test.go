@@ -89,7 +89,7 @@ spec:
 	if name := (Backend{}).TargetName(instancetest.Definition(t, vpcDef), instancetest.Object(t, vpcInstance)); name != "vpc-prod" {
 		t.Fatalf("TargetName = %q", name)
 	}
-	if f := (Backend{}).Finalizer(instancetest.Definition(t, vpcDef)); f != appsv1alpha1.FinalizerDestroy {
+	if f := (Backend{}).Finalizer(instancetest.Definition(t, vpcDef)); f != appsv1alpha1.FinalizerTerraform {
 		t.Fatalf("Finalizer = %q", f)
 	}
 }
@@ -113,7 +113,9 @@ spec:
 	if spec["interval"] != "10m0s" || spec["approvePlan"] != "auto" || spec["destroyResourcesOnDeletion"] != false {
 		t.Fatalf("defaults not applied: %+v", spec)
 	}
-	if f := (Backend{}).Finalizer(minimal); f != "" {
+	// The Terraform object is out of the garbage collector's reach (another
+	// namespace), so every instance is held until it is gone.
+	if f := (Backend{}).Finalizer(minimal); f != appsv1alpha1.FinalizerTerraform {
 		t.Fatalf("Finalizer = %q for a definition that does not destroy", f)
 	}
 

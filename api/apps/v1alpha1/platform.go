@@ -1,0 +1,54 @@
+package v1alpha1
+
+// Backing objects in a platform namespace. A backend may keep its backing
+// objects out of the tenant's namespace, in a namespace the platform owns per
+// tenant namespace (the Terraform backend does: a tenant with edit in its
+// namespace could otherwise rewrite the saved plan, the state, or exec into
+// the runner). An ownerReference cannot cross namespaces, so such an object
+// names its instance with labels (the application labels plus
+// LabelApplicationNamespace and LabelApplicationUID) and the instance holds a
+// finalizer until the object is gone.
+const (
+	// LabelApplicationNamespace on a backing object in a platform namespace
+	// names its instance's namespace.
+	LabelApplicationNamespace = "apps.cozystack.io/application.namespace"
+	// LabelApplicationUID on a backing object in a platform namespace is
+	// its instance's metadata.uid: what ownership is decided on (an
+	// instance deleted and created again with the same name owns none of
+	// the old one's objects).
+	LabelApplicationUID = "apps.cozystack.io/application.uid"
+
+	// LabelPlatformNamespace marks a namespace a backend controller created
+	// for the backing objects of one tenant namespace; its value is the
+	// backend type (e.g. Terraform). Tenants have no rights there.
+	LabelPlatformNamespace = "apps.cozystack.io/platform-namespace"
+	// LabelTenantNamespace on a platform namespace names the tenant
+	// namespace whose instances' backing objects it holds.
+	LabelTenantNamespace = "apps.cozystack.io/tenant-namespace"
+)
+
+// FinalizerTerraform holds every instance of a Terraform kind until its
+// Terraform object (in the platform namespace, so not reachable by the
+// garbage collector) has been deleted, and tofu-controller has destroyed its
+// resources when the definition says so. The terraform controller removes it,
+// also after the definition has moved to another backend.
+const FinalizerTerraform = "apps.cozystack.io/terraform"
+
+// ReasonLegacyBackingObject: a backing object written by an earlier version in
+// the instance's own namespace exists; it is left untouched (not updated,
+// not deleted) and no new one is created in the platform namespace until the
+// platform team has moved it (docs/terraform-backend.md, "Migrating").
+const ReasonLegacyBackingObject = "LegacyBackingObject"
+
+// ReasonPlatformNamespaceNotOwned: the platform namespace the backing object
+// belongs in exists but was not created by the backend controller (it lacks
+// LabelPlatformNamespace or names another tenant namespace); nothing is
+// written there.
+const ReasonPlatformNamespaceNotOwned = "PlatformNamespaceNotOwned"
+
+// ReasonPlatformObjectNotOwned: an object the backend creates in each
+// platform namespace next to its backing objects (for the Terraform backend,
+// the runner's ServiceAccount and RoleBinding) exists there already without
+// the labels the backend gives its own, so it was left untouched and nothing
+// is written in that namespace.
+const ReasonPlatformObjectNotOwned = "PlatformObjectNotOwned"

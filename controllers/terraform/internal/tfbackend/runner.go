@@ -1,0 +1,86 @@
+package tfbackend
+
+import (
+	"flag"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozyplane/cozyplane/pkg/instance"
+)
+
+// tofu-controller runs each Terraform's runner Pod as the ServiceAccount
+// spec.serviceAccountName (default tf-runner) of the Terraform's namespace,
+// and its chart creates that ServiceAccount, bound to the ClusterRole
+// tf-runner-role, only in a fixed list of namespaces. So the controller
+// creates both in every platform namespace (instance.NamespaceProvisioning).
+const (
+	// DefaultRunnerServiceAccount is tofu-controller's default runner
+	// ServiceAccount name.
+	DefaultRunnerServiceAccount = "tf-runner"
+	// DefaultRunnerClusterRole is the ClusterRole tofu-controller's chart
+	// creates for runners (Secrets, ConfigMaps and Leases of the
+	// namespace).
+	DefaultRunnerClusterRole = "tf-runner-role"
+	// RunnerRoleBinding names the RoleBinding of the runner ServiceAccount
+	// to the runner ClusterRole in a platform namespace.
+	RunnerRoleBinding = "tf-runner-rolebinding"
+	// LabelManagedBy marks the objects the controller created in a
+	// platform namespace, with the platform namespace's own labels.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedBy is LabelManagedBy's value.
+	ManagedBy = "cozystack-terraform"
+)
+
+// Runner names the runner ServiceAccount and ClusterRole; zero fields mean
+// tofu-controller's defaults.
+type Runner struct {
+	ServiceAccount string
+	ClusterRole    string
+}
+
+// BindRunnerFlags binds --runner-service-account and --runner-cluster-role.
+func BindRunnerFlags(fs *flag.FlagSet) *Runner {
+	r := &Runner{}
+	fs.StringVar(&r.ServiceAccount, "runner-service-account", DefaultRunnerServiceAccount,
+		"ServiceAccount created in every platform namespace for tofu-controller's runner Pods (its runner.serviceAccount.name)")
+	fs.StringVar(&r.ClusterRole, "runner-cluster-role", DefaultRunnerClusterRole,
+		"ClusterRole the runner ServiceAccount is bound to in every platform namespace (tofu-controller's chart creates tf-runner-role); "+
+			"the controller's ClusterRole grants bind on this name only, and cozystack-terraform-identity-policy allows only tf-runner-role")
+	return r
+}
+
+func (r *Runner) names() (sa, role string) {
+	sa, role = DefaultRunnerServiceAccount, DefaultRunnerClusterRole
+	if r != nil && r.ServiceAccount != "" {
+		sa = r.ServiceAccount
+	}
+	if r != nil && r.ClusterRole != "" {
+		role = r.ClusterRole
+	}
+	return sa, role
+}
+
+var _ instance.NamespaceProvisioning = Backend{}
+
+// PlatformNamespaceObjects implements instance.NamespaceProvisioning: the
+// runner ServiceAccount and a RoleBinding of it to the runner ClusterRole,
+// labelled with the platform namespace's labels and LabelManagedBy. Pure.
+func (b Backend) PlatformNamespaceObjects(ns, tenant string) []client.Object {
+	sa, role := b.Runner.names()
+	labels := func() map[string]string {
+		l := b.TargetNamespaceLabels(tenant)
+		l[LabelManagedBy] = ManagedBy
+		return l
+	}
+	return []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa, Labels: labels()}},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RunnerRoleBinding, Labels: labels()},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
+		},
+	}
+}

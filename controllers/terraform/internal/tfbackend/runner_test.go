@@ -1,0 +1,65 @@
+package tfbackend
+
+import (
+	"flag"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+)
+
+func TestPlatformNamespaceObjects(t *testing.T) {
+	custom := flag.NewFlagSet("t", flag.ContinueOnError)
+	r := BindRunnerFlags(custom)
+	if err := custom.Parse([]string{"--runner-service-account=runner-x", "--runner-cluster-role=role-x"}); err != nil {
+		t.Fatal(err)
+	}
+	defaults := flag.NewFlagSet("d", flag.ContinueOnError)
+	d := BindRunnerFlags(defaults)
+	if err := defaults.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		b        Backend
+		sa, role string
+	}{
+		{"nil runner: tofu-controller's defaults", Backend{}, "tf-runner", "tf-runner-role"},
+		{"flag defaults", Backend{Runner: d}, "tf-runner", "tf-runner-role"},
+		{"flags", Backend{Runner: r}, "runner-x", "role-x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := tc.b.PlatformNamespaceObjects("cozy-tf-demo", "demo")
+			if len(objs) != 2 {
+				t.Fatalf("%d objects, want 2", len(objs))
+			}
+			sa, ok := objs[0].(*corev1.ServiceAccount)
+			if !ok || sa.Name != tc.sa || sa.Namespace != "cozy-tf-demo" {
+				t.Fatalf("first object %T %s/%s, want ServiceAccount cozy-tf-demo/%s", objs[0], objs[0].GetNamespace(), objs[0].GetName(), tc.sa)
+			}
+			rb, ok := objs[1].(*rbacv1.RoleBinding)
+			if !ok || rb.Name != RunnerRoleBinding || rb.Namespace != "cozy-tf-demo" {
+				t.Fatalf("second object %T %s/%s", objs[1], objs[1].GetNamespace(), objs[1].GetName())
+			}
+			if rb.RoleRef != (rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: tc.role}) {
+				t.Errorf("roleRef %+v", rb.RoleRef)
+			}
+			if len(rb.Subjects) != 1 || rb.Subjects[0] != (rbacv1.Subject{Kind: "ServiceAccount", Name: tc.sa, Namespace: "cozy-tf-demo"}) {
+				t.Errorf("subjects %+v", rb.Subjects)
+			}
+			for _, o := range objs {
+				l := o.GetLabels()
+				if l[appsv1alpha1.LabelPlatformNamespace] != "Terraform" || l[appsv1alpha1.LabelTenantNamespace] != "demo" || l[LabelManagedBy] != ManagedBy {
+					t.Errorf("%s labels %v", o.GetName(), l)
+				}
+			}
+			// Each object has its own label map: mutating one leaves the other.
+			objs[0].GetLabels()["x"] = "y"
+			if objs[1].GetLabels()["x"] != "" {
+				t.Error("objects share a label map")
+			}
+		})
+	}
+}

@@ -1,0 +1,490 @@
+package instance
+
+// Backing objects in a platform namespace (TargetNamespacing) and the
+// release of instances whose definition names another backend now
+// (Releasing). reconciler.go calls these at a few points: where it derives
+// the backing object's key, builds the desired object, decides ownership,
+// deletes an instance, and handles a definition that is not its backend's.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+)
+
+// EventBackingObjectDeleted is recorded on an instance of a kind whose
+// definition names another backend now, when its former backend deletes the
+// backing object the instance still owned.
+const EventBackingObjectDeleted = "BackingObjectDeleted"
+
+// maxNamespace is the longest namespace name (a DNS-1123 label).
+const maxNamespace = 63
+
+// PlatformNamespaceName is prefix followed by the tenant namespace ns, a valid
+// namespace name for every valid ns and a prefix of at most 40 characters
+// that starts with a letter and ends with "-": when prefix+ns is longer than
+// 63 characters, ns is cut and the first 8 hex characters of sha256(ns) are
+// appended after a "-", so two long namespaces sharing a beginning still get
+// different names. Pure.
+func PlatformNamespaceName(prefix, ns string) string {
+	if len(prefix)+len(ns) <= maxNamespace {
+		return prefix + ns
+	}
+	sum := sha256.Sum256([]byte(ns))
+	keep := maxNamespace - len(prefix) - 1 - 8
+	return prefix + ns[:keep] + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// targetNamespace is where inst's backing object lives, and whether that is
+// a platform namespace rather than the instance's own.
+func (r *Reconciler) targetNamespace(inst client.Object) (string, bool) {
+	tn, ok := r.Backend.(TargetNamespacing)
+	if !ok {
+		return inst.GetNamespace(), false
+	}
+	return tn.TargetNamespace(inst.GetNamespace()), true
+}
+
+// PlatformLabels are the labels that, with the application labels, name the
+// instance a backing object in a platform namespace belongs to.
+func PlatformLabels(inst client.Object) map[string]string {
+	return map[string]string{
+		appsv1alpha1.LabelApplicationNamespace: inst.GetNamespace(),
+		appsv1alpha1.LabelApplicationUID:       string(inst.GetUID()),
+	}
+}
+
+// platformNotOwned is a refusal to touch an object in a platform namespace
+// that another instance (or nobody) owns. It is a *ownership.NotOwnedError
+// for the callers that look for one, with its own message: the advice to
+// add an ownerReference does not apply across namespaces.
+type platformNotOwned struct {
+	*ownership.NotOwnedError
+	msg string
+}
+
+func (e *platformNotOwned) Error() string { return e.msg }
+func (e *platformNotOwned) Unwrap() error { return e.NotOwnedError }
+
+// DecidePlatform says what inst may do with live, the object at its backing
+// object's name in a platform namespace (nil when absent): it controls it
+// when live's uid label is inst's uid. Objects there are written only by the
+// backend controller (tenants have no rights in platform namespaces), so the
+// labels are as trustworthy as an ownerReference. There is no adoption. The
+// error is non-nil exactly when the verdict is Foreign. Pure.
+func DecidePlatform(kind string, live client.Object, inst client.Object) (ownership.Verdict, error) {
+	if live == nil || isNil(live) {
+		return ownership.Absent, nil
+	}
+	l := live.GetLabels()
+	if uid := l[appsv1alpha1.LabelApplicationUID]; uid != "" && uid == string(inst.GetUID()) {
+		return ownership.Controlled, nil
+	}
+	held := "carries no " + appsv1alpha1.LabelApplicationUID + " label"
+	if uid := l[appsv1alpha1.LabelApplicationUID]; uid != "" {
+		held = fmt.Sprintf("belongs to %s %s/%s (uid %s), not to this instance (uid %s)", l[appsv1alpha1.LabelApplicationKind],
+			l[appsv1alpha1.LabelApplicationNamespace], l[appsv1alpha1.LabelApplicationName], uid, inst.GetUID())
+	}
+	e := &ownership.NotOwnedError{Kind: kind, Namespace: live.GetNamespace(), Name: live.GetName(),
+		OwnerKind: inst.GetObjectKind().GroupVersionKind().Kind, OwnerName: inst.GetName()}
+	return ownership.Foreign, &platformNotOwned{NotOwnedError: e, msg: fmt.Sprintf(
+		"%s %s/%s already exists in the platform namespace and %s, so it was left untouched: "+
+			"a platform administrator must delete it (an instance deleted and created again gets a new uid)",
+		kind, live.GetNamespace(), live.GetName(), held)}
+}
+
+// CheckPlatformNamespace returns nil when ns carries every label in want
+// (the namespace the backend controller created for this tenant namespace),
+// and an error naming what is wrong otherwise. Pure.
+func CheckPlatformNamespace(ns *corev1.Namespace, want map[string]string) error {
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if got, ok := ns.Labels[k]; !ok || got != want[k] {
+			return fmt.Errorf("namespace %s exists but was not created for this tenant namespace by the backend controller "+
+				"(label %s is %q, want %q), so nothing is written there: a platform administrator must remove or relabel it",
+				ns.Name, k, got, want[k])
+		}
+	}
+	return nil
+}
+
+// ensureNamespace creates the platform namespace name when it is missing and
+// refuses one that is not the backend's, then creates the backend's
+// NamespaceProvisioning objects there (provision.go). A namespace found once is
+// remembered; forgetNamespace drops it when a write there finds it gone.
+func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string) error {
+	if _, ok := r.namespaces.Load(name); ok {
+		return nil
+	}
+	want := r.Backend.(TargetNamespacing).TargetNamespaceLabels(tenant)
+	ns := &corev1.Namespace{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: want}}
+		if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the platform namespace %s: %w", name, err)
+		}
+		log.FromContext(ctx).Info("created platform namespace", "namespace", name, "tenantNamespace", tenant)
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if !ns.DeletionTimestamp.IsZero() {
+		return reconcileerr.Waiting("NamespaceTerminating", 5*time.Second,
+			fmt.Errorf("the platform namespace %s is being deleted; waiting to create it again", name))
+	}
+	if err := CheckPlatformNamespace(ns, want); err != nil {
+		// A NotOwnedError: the reconciler looks again from time to time,
+		// as no event of ours says when an administrator fixes it.
+		return reconcileerr.Stalled(appsv1alpha1.ReasonPlatformNamespaceNotOwned, &platformNotOwned{
+			NotOwnedError: &ownership.NotOwnedError{Kind: "Namespace", Name: name}, msg: err.Error()})
+	}
+	if err := r.ensureProvisioned(ctx, name, tenant); err != nil {
+		return err
+	}
+	r.namespaces.Store(name, struct{}{})
+	return nil
+}
+
+func (r *Reconciler) forgetNamespace(name string) { r.namespaces.Delete(name) }
+
+// legacyTarget is the backing object inst controls (by ownerReference) in
+// its own namespace, written before the backend moved its objects to a
+// platform namespace; nil when there is none.
+func (r *Reconciler) legacyTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	key := &unstructured.Unstructured{}
+	key.SetGroupVersionKind(r.Backend.TargetGVK())
+	key.SetNamespace(inst.GetNamespace())
+	key.SetName(r.Backend.TargetName(def, inst))
+	live, err := r.live(ctx, key)
+	if err != nil || live == nil {
+		return nil, err
+	}
+	if ref := metav1.GetControllerOfNoCopy(live); ref != nil && ref.UID == inst.GetUID() {
+		return live, nil
+	}
+	return nil, nil
+}
+
+// LegacyMessage tells the platform team what to do about a backing object an
+// earlier version wrote in the tenant's namespace.
+func LegacyMessage(live client.Object, platformNS string) string {
+	return fmt.Sprintf("%s %s/%s was written by an earlier version in the tenant's namespace, where the tenant can write its plan, "+
+		"state and runner; it is left untouched (not updated, not deleted) and no new one is created in %s, which would manage the same "+
+		"resources from an empty state. A platform administrator moves it: see \"Migrating\" in docs/terraform-backend.md",
+		live.GetObjectKind().GroupVersionKind().Kind, live.GetNamespace(), live.GetName(), platformNS)
+}
+
+// ownedTargets lists the backing objects inst owns, wherever they are: those
+// in a platform namespace whose uid label is inst's, and those in inst's
+// namespace it controls by ownerReference (the layout of the Helm backend,
+// and of Terraform objects written by earlier versions). It reads from the
+// API server, so an object written a moment ago is not missed.
+func (r *Reconciler) ownedTargets(ctx context.Context, inst client.Object) ([]*unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	gvk := r.Backend.TargetGVK()
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := r.APIReader.List(ctx, list, client.MatchingLabels{
+		appsv1alpha1.LabelApplicationKind: inst.GetObjectKind().GroupVersionKind().Kind,
+		appsv1alpha1.LabelApplicationName: inst.GetName(),
+	}); err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for i := range list.Items {
+		o := &list.Items[i]
+		ref := metav1.GetControllerOfNoCopy(o)
+		if o.GetLabels()[appsv1alpha1.LabelApplicationUID] == string(inst.GetUID()) ||
+			ref != nil && ref.UID == inst.GetUID() && o.GetNamespace() == inst.GetNamespace() {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// deleteOwned deletes the backing objects inst owns (and that are not being
+// deleted already) and returns those still present.
+func (r *Reconciler) deleteOwned(ctx context.Context, inst client.Object, extra *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	owned, err := r.ownedTargets(ctx, inst)
+	if err != nil {
+		return nil, err
+	}
+	if extra != nil && !containsUID(owned, extra) {
+		owned = append(owned, extra)
+	}
+	for _, o := range owned {
+		if !o.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptrTo(o.GetUID())}); client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		if r.Recorder != nil {
+			r.Recorder.Eventf(inst, nil, "Normal", EventBackingObjectDeleted, "Delete", "deleted %s %s/%s with the instance", o.GetKind(), o.GetNamespace(), o.GetName())
+		}
+	}
+	return owned, nil
+}
+
+func containsUID(list []*unstructured.Unstructured, o *unstructured.Unstructured) bool {
+	for _, e := range list {
+		if e.GetUID() == o.GetUID() {
+			return true
+		}
+	}
+	return false
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// ourFinalizers are the finalizers this backend may have put on instances of
+// def (nil def: of any definition).
+func (r *Reconciler) ourFinalizers(def *Definition) []string {
+	fz, ok := r.Backend.(Finalizing)
+	if !ok {
+		return nil
+	}
+	out := []string{appsv1alpha1.FinalizerDestroy}
+	if def != nil {
+		if f := fz.Finalizer(def); f != "" && f != appsv1alpha1.FinalizerDestroy {
+			out = append(out, f)
+		}
+	}
+	if rl, ok := r.Backend.(Releasing); ok {
+		for _, f := range rl.Finalizers() {
+			if !contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// holdsOurs reports whether o carries one of the backend's finalizers.
+func (r *Reconciler) holdsOurs(o client.Object) bool {
+	for _, f := range o.GetFinalizers() {
+		if contains(r.ourFinalizers(nil), f) {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseKind is called for a definition that does not name this backend.
+// A Releasing backend keeps watching its kind, metadata only and only
+// instances carrying its finalizers, so that instances it held before the
+// definition moved to another backend can still be deleted.
+func (r *Reconciler) releaseKind(obj *cozyv1alpha1.ApplicationDefinition) error {
+	if _, ok := r.Backend.(Releasing); !ok || obj.Status.CRDName == "" || obj.Spec.Application.Kind == "" {
+		return nil
+	}
+	gvk := appsv1alpha1.GroupVersion.WithKind(obj.Spec.Application.Kind)
+	if r.defs.servesKind(gvk) {
+		return nil
+	}
+	r.releasedMu.Lock()
+	defer r.releasedMu.Unlock()
+	if r.released == nil {
+		r.released = map[schema.GroupVersionKind]string{}
+	}
+	if _, ok := r.released[gvk]; ok {
+		return nil
+	}
+	if err := r.watches.Watch(gvk, dynamicwatch.Options{MetadataOnly: true, Filter: r.holdsOurs}); err != nil {
+		return err
+	}
+	r.released[gvk] = obj.Name
+	return nil
+}
+
+// unreleaseDefinition stops releasing the kind of a definition that is gone.
+func (r *Reconciler) unreleaseDefinition(ctx context.Context, name string) error {
+	r.releasedMu.Lock()
+	var gvk *schema.GroupVersionKind
+	for g, n := range r.released {
+		if n == name {
+			gvk = &g
+		}
+	}
+	r.releasedMu.Unlock()
+	if gvk == nil {
+		return nil
+	}
+	return r.unreleaseKind(ctx, *gvk)
+}
+
+// unreleaseKind stops the metadata-only watch of a kind this backend serves
+// again (or whose definition is gone), so the full watch can take its place.
+func (r *Reconciler) unreleaseKind(ctx context.Context, gvk schema.GroupVersionKind) error {
+	r.releasedMu.Lock()
+	defer r.releasedMu.Unlock()
+	if _, ok := r.released[gvk]; !ok {
+		return nil
+	}
+	delete(r.released, gvk)
+	return r.watches.Unwatch(ctx, gvk)
+}
+
+func (r *Reconciler) isReleased(gvk schema.GroupVersionKind) bool {
+	r.releasedMu.Lock()
+	defer r.releasedMu.Unlock()
+	_, ok := r.released[gvk]
+	return ok
+}
+
+func (r *Reconciler) releasedCount() int {
+	r.releasedMu.Lock()
+	defer r.releasedMu.Unlock()
+	return len(r.released)
+}
+
+// reconcileReleased handles an instance of a kind whose definition names
+// another backend now. While it lives, nothing is done: its backing objects
+// stay as they are (the backend never destroys resources because a
+// definition changed) and its finalizer keeps it owning them. When it is
+// deleted, the backing objects it owns are deleted, and once they are gone
+// its finalizers come off.
+func (r *Reconciler) reconcileReleased(ctx context.Context, req dynamicwatch.Request) (ctrl.Result, error) {
+	inst := &metav1.PartialObjectMetadata{}
+	inst.SetGroupVersionKind(req.GVK)
+	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if inst.GetDeletionTimestamp().IsZero() || !r.holdsOurs(inst) {
+		return ctrl.Result{}, nil
+	}
+	left, err := r.deleteOwned(ctx, inst, nil)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(left) > 0 {
+		// The backing object's deletion event brings us back.
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	}
+	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	for _, f := range r.ourFinalizers(nil) {
+		controllerutil.RemoveFinalizer(inst, f)
+	}
+	if err := r.Client.Patch(ctx, inst, patch); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	log.FromContext(ctx).Info("released an instance whose definition names another backend", "kind", req.GVK.Kind, "instance", req.NamespacedName)
+	return ctrl.Result{}, nil
+}
+
+// errNamespaceGone: the platform namespace vanished between our check and
+// our write; it is created again on the next pass.
+var errNamespaceGone = errors.New("the platform namespace is gone")
+
+// applyErrNamespaceGone maps an apply error caused by a missing namespace.
+func (r *Reconciler) applyErrNamespaceGone(err error, ns string) error {
+	if apierrors.IsNotFound(err) {
+		r.forgetNamespace(ns)
+		return fmt.Errorf("%w: %v", errNamespaceGone, err)
+	}
+	return err
+}
+
+func isNil(o client.Object) bool { return reflect.ValueOf(o).IsNil() }
+
+// Stale reports whether live, the object at inst's backing object's name in
+// a platform namespace, was written for an earlier instance of the same
+// kind, namespace and name (another uid): that instance is gone, so the
+// object is deleted as its finalizer would have done, and then written anew
+// for inst. Pure.
+func Stale(live, inst client.Object) bool {
+	if live == nil || isNil(live) {
+		return false
+	}
+	l := live.GetLabels()
+	uid := l[appsv1alpha1.LabelApplicationUID]
+	return uid != "" && uid != string(inst.GetUID()) &&
+		l[appsv1alpha1.LabelApplicationKind] == inst.GetObjectKind().GroupVersionKind().Kind &&
+		l[appsv1alpha1.LabelApplicationNamespace] == inst.GetNamespace() &&
+		l[appsv1alpha1.LabelApplicationName] == inst.GetName()
+}
+
+// replaceStale deletes a stale backing object (see Stale) and asks to be
+// called again once it is gone.
+func (r *Reconciler) replaceStale(ctx context.Context, live *unstructured.Unstructured) error {
+	if live.GetDeletionTimestamp().IsZero() {
+		if err := r.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptrTo(live.GetUID())}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("deleted a backing object of an earlier instance of the same name", "object", live.GetNamespace()+"/"+live.GetName(),
+			"uid", live.GetLabels()[appsv1alpha1.LabelApplicationUID])
+	}
+	return reconcileerr.Waiting(appsv1alpha1.ReasonProgressing, 2*time.Second,
+		fmt.Errorf("%s %s/%s belonged to an earlier instance of this name and is being deleted; it is written anew once it is gone",
+			live.GetKind(), live.GetNamespace(), live.GetName()))
+}
+
+// collectOrphans deletes the backing objects in platform namespaces that name
+// an instance which no longer exists: no garbage collector follows labels
+// across namespaces, and an instance can go without the backend's finalizer
+// having run (a tenant may remove finalizers from its own instances, or it
+// was deleted while this controller was not running). Called when a request
+// finds no instance; the API server, not the cache, has the last word.
+func (r *Reconciler) collectOrphans(ctx context.Context, req dynamicwatch.Request) error {
+	if _, ok := r.Backend.(TargetNamespacing); !ok {
+		return nil
+	}
+	probe := &metav1.PartialObjectMetadata{}
+	probe.SetGroupVersionKind(req.GVK)
+	if err := r.APIReader.Get(ctx, req.NamespacedName, probe); !apierrors.IsNotFound(err) {
+		return err // it exists after all (a stale cache), or the read failed
+	}
+	list := &unstructured.UnstructuredList{}
+	gvk := r.Backend.TargetGVK()
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := r.APIReader.List(ctx, list, client.MatchingLabels{
+		appsv1alpha1.LabelApplicationKind:      req.GVK.Kind,
+		appsv1alpha1.LabelApplicationName:      req.Name,
+		appsv1alpha1.LabelApplicationNamespace: req.Namespace,
+	}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		o := &list.Items[i]
+		if !o.GetDeletionTimestamp().IsZero() || o.GetLabels()[appsv1alpha1.LabelApplicationUID] == "" {
+			continue
+		}
+		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptrTo(o.GetUID())}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("deleted a backing object whose instance is gone", "object", o.GetNamespace()+"/"+o.GetName(),
+			"instance", req.String(), "uid", o.GetLabels()[appsv1alpha1.LabelApplicationUID])
+	}
+	return nil
+}
