@@ -15,9 +15,10 @@
 //     backend when spec.backend is unset; the stored object is never
 //     rewritten). Nothing else in the spec matters to this controller.
 //
-// CustomResourceDefinitions, ValidatingAdmissionPolicies and their bindings
-// labelled cozystack.io/application-definition, and any of those named like a
-// definition's CRD (<plural>.apps.cozystack.io) to tell ours from foreign ones.
+// CustomResourceDefinitions labelled cozystack.io/application-definition, and
+// any named like a definition's CRD (<plural>.apps.cozystack.io) to tell ours
+// from foreign ones. The ValidatingAdmissionPolicy and binding
+// cozystack-appdef-instance-keys, and no other.
 // Instances of a served kind, metadata only, while its definition is deleted.
 // The APIService v1alpha1.apps.cozystack.io (that one only): when it proxies
 // the group to a Service, as upstream Cozystack's aggregated API server does,
@@ -30,17 +31,27 @@
 //     pkg/schema.BuildCRD and labelled cozystack.io/application-definition=<name>,
 //     cozystack.io/backend=<Helm|Terraform>. A CRD of that name it does not
 //     control is never touched.
-//   - When the spec is free-form at the top level (preserve-unknown-fields):
-//     a ValidatingAdmissionPolicy and binding, both named like the CRD, that
-//     refuse top-level keys starting with "_" and, for Terraform kinds, keys
-//     that are not HCL identifiers (CRD validation rules cannot see preserved
-//     fields). Removed when the spec is no longer free-form.
+//   - The spec of the ValidatingAdmissionPolicy cozystack-appdef-instance-keys
+//     (installed by the policies chart; never created or deleted here): for
+//     every kind whose spec is free-form at the top level
+//     (preserve-unknown-fields), it refuses top-level keys starting with "_"
+//     and, for Terraform kinds, keys that are not HCL identifiers (CRD
+//     validation rules cannot see preserved fields).
+//   - ClusterRoles cozystack:app:<plural>:view, :edit and :admin (server-side
+//     apply, controller ownerReference to the definition), labelled for
+//     aggregation into the built-in view, edit and admin roles: reading, and
+//     for edit and admin writing, the kind's instances; nobody's status. A
+//     ClusterRole of that name it does not control is never touched (the
+//     Ready message names it; event RoleNotOwned).
 //   - Finalizer cozystack.io/instances on every definition.
 //   - Status, written once per reconcile and only when it changed:
 //     observedGeneration, backend (the resolved type), crdName, instances
 //     (while deleting), and the kstatus conditions Ready, Reconciling and
 //     Stalled.
-//   - Events: CRDCreated, CRDUpdated, CRDCorrected, CRDDeleted, Stalled.
+//   - Events: CRDCreated, CRDUpdated, CRDCorrected, CRDDeleted,
+//     PolicyUpdated, PolicyCorrected, RolePublished, RoleDeleted,
+//     RoleNotOwned, Served, Stalled, DeletionWaiting, Released.
+//   - The readiness gauge (pkg/readiness), one series per definition.
 //
 // Ready reasons (api/cozystack/v1alpha1/conditions.go):
 //
@@ -49,7 +60,7 @@
 //	                                 CRDNotEstablished (not Established yet),
 //	                                 InstancesRemain (deleting; status.instances hold it)
 //	Ready=False, Stalled=True        InvalidJSON, InvalidSchema, InvalidVariableName,
-//	                                 ReservedField, NameClash, ForeignCRD, ForeignPolicy,
+//	                                 ReservedField, NameClash, ForeignCRD, PolicyMissing,
 //	                                 KindRenamed, CRDRejected, CRDNotEstablished (names
 //	                                 refused by the API server), GroupShadowed (an
 //	                                 APIService sends the group to a Service; the
@@ -59,7 +70,7 @@
 //
 // While instances of the kind exist, the definition and its CRD stay; status
 // counts them (polled every few seconds). Once none is left, the controller
-// deletes its policy, binding and CRD (only those it controls) and removes the
+// deletes its CRD and ClusterRoles (only those it controls) and removes the
 // finalizer.
 //
 // RBAC is listed in rbac.md and in the +kubebuilder:rbac markers of

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,122 +21,6 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 )
-
-const timeout = 30 * time.Second
-
-func newHelmDef(name, kind, plural, schema string) *cozyv1alpha1.ApplicationDefinition {
-	return &cozyv1alpha1.ApplicationDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: cozyv1alpha1.ApplicationDefinitionSpec{
-			Application: cozyv1alpha1.ApplicationDefinitionApplication{Kind: kind, Plural: plural, Singular: strings.ToLower(kind), OpenAPISchema: schema},
-			Backend: &cozyv1alpha1.ApplicationBackend{Type: cozyv1alpha1.BackendHelm, Helm: &cozyv1alpha1.HelmBackend{
-				HelmReleaseTemplate: cozyv1alpha1.HelmReleaseTemplate{
-					ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "chart", Namespace: "cozy-system"},
-					Prefix:   strings.ToLower(kind) + "-",
-				},
-			}},
-		},
-	}
-}
-
-func newTerraformDef(name, kind, plural, schema string) *cozyv1alpha1.ApplicationDefinition {
-	d := newHelmDef(name, kind, plural, schema)
-	d.Spec.Backend = &cozyv1alpha1.ApplicationBackend{Type: cozyv1alpha1.BackendTerraform, Terraform: &cozyv1alpha1.TerraformBackend{
-		SourceRef: cozyv1alpha1.TerraformSourceReference{Kind: "OCIRepository", Name: "module", Namespace: "cozy-system"},
-	}}
-	return d
-}
-
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := k8s.Create(context.Background(), obj); err != nil {
-		t.Fatalf("creating %s: %v", obj.GetName(), err)
-	}
-}
-
-// cleanup deletes a definition at the end of a test and waits until it is
-// gone, so the next test starts from a clean slate.
-func cleanup(t *testing.T, name string) {
-	t.Cleanup(func() {
-		ctx := context.Background()
-		d := &cozyv1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		_ = k8s.Delete(ctx, d)
-		eventually(t, "definition "+name+" deleted", func() (bool, string) {
-			err := k8s.Get(ctx, types.NamespacedName{Name: name}, d)
-			return apierrors.IsNotFound(err), "still there"
-		})
-	})
-}
-
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for time.Now().Before(deadline) {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s: %s", what, last)
-}
-
-func get(t *testing.T, name string) *cozyv1alpha1.ApplicationDefinition {
-	t.Helper()
-	d := &cozyv1alpha1.ApplicationDefinition{}
-	if err := k8s.Get(context.Background(), types.NamespacedName{Name: name}, d); err != nil {
-		t.Fatalf("reading %s: %v", name, err)
-	}
-	return d
-}
-
-// waitReason waits until the definition's Ready condition has the reason
-// (and the given status) for its latest generation.
-func waitReason(t *testing.T, name, reason string, st metav1.ConditionStatus) *cozyv1alpha1.ApplicationDefinition {
-	t.Helper()
-	var d *cozyv1alpha1.ApplicationDefinition
-	eventually(t, name+" "+reason, func() (bool, string) {
-		d = get(t, name)
-		c := meta.FindStatusCondition(d.Status.Conditions, cozyv1alpha1.ConditionReady)
-		if c == nil {
-			return false, "no Ready condition"
-		}
-		return c.Reason == reason && c.Status == st && d.Status.ObservedGeneration == d.Generation,
-			string(c.Status) + " " + c.Reason + ": " + c.Message
-	})
-	return d
-}
-
-func readyMessage(d *cozyv1alpha1.ApplicationDefinition) string {
-	if c := meta.FindStatusCondition(d.Status.Conditions, cozyv1alpha1.ConditionReady); c != nil {
-		return c.Message
-	}
-	return ""
-}
-
-func getCRD(t *testing.T, name string) (*apiextensionsv1.CustomResourceDefinition, bool) {
-	t.Helper()
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	err := k8s.Get(context.Background(), types.NamespacedName{Name: name}, crd)
-	if apierrors.IsNotFound(err) {
-		return nil, false
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return crd, true
-}
-
-func newInstance(kind, name string, spec map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetAPIVersion("apps.cozystack.io/v1alpha1")
-	u.SetKind(kind)
-	u.SetNamespace("default")
-	u.SetName(name)
-	return u
-}
 
 func TestServesKind(t *testing.T) {
 	def := newHelmDef("it-redis", "ItRedis", "itredises", `{"type":"object","properties":{"replicas":{"type":"integer","minimum":1,"default":2,"description":"Number of replicas."},"size":{"anyOf":[{"type":"integer"},{"type":"string"}],"x-kubernetes-int-or-string":true}}}`)
@@ -200,15 +82,6 @@ func TestServesKind(t *testing.T) {
 	if err := k8s.Delete(ctx, newInstance("ItRedis", "cache", nil)); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func controllerutilContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestSettledDefinitionMakesNoWrites(t *testing.T) {
@@ -318,8 +191,6 @@ func TestForeignCRDIsLeftAlone(t *testing.T) {
 	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 func TestSchemaChangeUpdatesCRDInPlace(t *testing.T) {
 	def := newHelmDef("it-change", "ItChange", "itchanges", `{"type":"object","properties":{"a":{"type":"string"}}}`)
 	create(t, def)
@@ -423,51 +294,6 @@ func TestDeletionWaitsForInstances(t *testing.T) {
 		err := k8s.Get(ctx, types.NamespacedName{Name: def.Name}, &cozyv1alpha1.ApplicationDefinition{})
 		_, crdThere := getCRD(t, "itdeletes.apps.cozystack.io")
 		return apierrors.IsNotFound(err) && !crdThere, "definition: " + errString(err)
-	})
-}
-
-func errString(err error) string {
-	if err == nil {
-		return "<nil>"
-	}
-	return err.Error()
-}
-
-func TestFreeFormTerraformKindGetsAPolicy(t *testing.T) {
-	ctx := context.Background()
-	def := newTerraformDef("it-free", "ItFree", "itfrees", `{"type":"object","additionalProperties":true}`)
-	create(t, def)
-	cleanup(t, def.Name)
-	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
-
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	if err := k8s.Get(ctx, types.NamespacedName{Name: "itfrees.apps.cozystack.io"}, policy); err != nil {
-		t.Fatalf("policy: %v", err)
-	}
-	// The policy takes a moment to be enforced.
-	eventually(t, "invalid variable name refused", func() (bool, string) {
-		err := k8s.Create(ctx, newInstance("ItFree", "bad", map[string]any{"Bad-Key": "x"}))
-		if err == nil {
-			_ = k8s.Delete(ctx, newInstance("ItFree", "bad", nil))
-			return false, "accepted"
-		}
-		return strings.Contains(err.Error(), "Bad-Key") && strings.Contains(err.Error(), cozyschema.HCLIdentifierPattern), err.Error()
-	})
-	if err := k8s.Create(ctx, newInstance("ItFree", "good", map[string]any{"good_key": map[string]any{"Any-Nested": 1}})); err != nil {
-		t.Errorf("valid instance refused: %v", err)
-	}
-	_ = k8s.Delete(ctx, newInstance("ItFree", "good", nil))
-
-	// Closing the schema removes the policy: CRD rules suffice.
-	d := get(t, def.Name)
-	d.Spec.Application.OpenAPISchema = `{"type":"object","properties":{"region":{"type":"string"}}}`
-	if err := k8s.Update(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
-	eventually(t, "policy removed", func() (bool, string) {
-		err := k8s.Get(ctx, types.NamespacedName{Name: "itfrees.apps.cozystack.io"}, &admissionregistrationv1.ValidatingAdmissionPolicy{})
-		return apierrors.IsNotFound(err), errString(err)
 	})
 }
 

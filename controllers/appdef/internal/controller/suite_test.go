@@ -64,6 +64,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 
+	// The instance keys policy and binding, as the policies chart installs them.
+	policy, binding := instanceKeysObjects(fatalTB{})
+	for _, o := range []client.Object{policy, binding} {
+		if err := k8s.Create(context.Background(), o); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+
 	opts := manager.NewOptions("cozystack-appdef")
 	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
 	mgr, err := manager.NewWithConfig(opts, env.Config, scheme, CacheOptions())
@@ -109,6 +118,13 @@ func run(m *testing.M) int {
 	wg.Wait()
 	return code
 }
+
+// fatalTB is the part of testing.TB instanceKeysObjects uses, for TestMain.
+type fatalTB struct{ testing.TB }
+
+func (fatalTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+
+func (fatalTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
 
 // countingClient counts the writes the reconciler makes.
 type countingClient struct {

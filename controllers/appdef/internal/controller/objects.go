@@ -1,0 +1,102 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
+)
+
+// getEitherWay reads an object from the cache, and when it is not there
+// (the cache only holds objects with our label), from the API server: an
+// object with our name but not our label must be seen before anything is
+// written.
+func (r *Reconciler) getEitherWay(ctx context.Context, name string, obj client.Object) (bool, error) {
+	key := types.NamespacedName{Name: name}
+	err := r.Client.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, obj)
+	}
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// ownedCRDs lists the CRDs labelled for def and controlled by it.
+func (r *Reconciler) ownedCRDs(ctx context.Context, def *cozyv1alpha1.ApplicationDefinition) ([]apiextensionsv1.CustomResourceDefinition, error) {
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{cozyschema.LabelDefinition: def.Name}); err != nil {
+		return nil, fmt.Errorf("listing the CRDs of %s: %w", def.Name, err)
+	}
+	var out []apiextensionsv1.CustomResourceDefinition
+	for _, crd := range list.Items {
+		if ref := metav1.GetControllerOfNoCopy(&crd); ref != nil && ref.UID == def.UID {
+			out = append(out, crd)
+		}
+	}
+	return out, nil
+}
+
+// toUnstructured turns a typed object into what ssa.Apply compares and
+// sends: apiVersion and kind set, the fields the API server owns (status,
+// creation time, resource version) removed, and a controller reference to
+// owner when owner is set.
+func toUnstructured(obj client.Object, owner ownership.Owner) (*unstructured.Unstructured, error) {
+	gvk, err := gvkOf(obj)
+	if err != nil {
+		return nil, err
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	if owner.UID != "" {
+		unstructured.RemoveNestedField(u.Object, "status")
+		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+		u.SetOwnerReferences([]metav1.OwnerReference{ownership.ControllerRef(owner)})
+	}
+	return u, nil
+}
+
+func gvkOf(obj client.Object) (schema.GroupVersionKind, error) {
+	switch obj.(type) {
+	case *apiextensionsv1.CustomResourceDefinition:
+		return apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"), nil
+	case *rbacv1.ClusterRole:
+		return rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), nil
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		return admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), nil
+	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+		return admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), nil
+	}
+	return schema.GroupVersionKind{}, fmt.Errorf("unexpected type %T", obj)
+}
+
+// apiMessage is the API server's own words.
+func apiMessage(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) && st.Status().Message != "" {
+		return st.Status().Message
+	}
+	return err.Error()
+}

@@ -1,0 +1,186 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
+)
+
+// Aggregated ClusterRoles.
+//
+// For every kind it serves, the controller publishes three ClusterRoles,
+// cozystack:app:<plural>:view, :edit and :admin, labelled for aggregation
+// into Kubernetes' built-in view, edit and admin roles (kube-controller-
+// manager's clusterrole-aggregation controller copies their rules). A user
+// bound to edit in a namespace can then create instances of a new kind there
+// without anyone writing RBAC for it. The roles are controlled by the
+// definition (garbage-collected with it, deleted with its CRD), and a
+// ClusterRole of that name the definition does not control is never touched.
+//
+// To create a role granting verbs, the controller must hold them itself
+// (RBAC's escalation check): its ClusterRole grants those verbs on
+// apps.cozystack.io, and the appdef identity policy
+// (policies/appdef-identity.yaml) refuses any ClusterRole write of its
+// identity outside the name prefix cozystack:app: or with rules outside
+// apps.cozystack.io.
+
+// RolePrefix starts the name of every ClusterRole the controller writes.
+const RolePrefix = "cozystack:app:"
+
+// Aggregation levels, each the suffix of a role's name and the built-in
+// ClusterRole it is aggregated into.
+const (
+	RoleView  = "view"
+	RoleEdit  = "edit"
+	RoleAdmin = "admin"
+)
+
+// aggregateLabel is the label the built-in role of a level aggregates.
+func aggregateLabel(level string) string {
+	return "rbac.authorization.k8s.io/aggregate-to-" + level
+}
+
+// RoleName names the ClusterRole of a kind's plural at a level.
+func RoleName(plural, level string) string { return RolePrefix + plural + ":" + level }
+
+var (
+	readVerbs  = []string{"get", "list", "watch"}
+	writeVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+)
+
+// buildRoles returns the ClusterRoles that let the built-in roles use def's
+// kind. view reads instances and their status; edit and admin also write
+// instances (create, update, patch, delete, deletecollection). No level
+// writes status: that is the backend's, and a tenant who could write it
+// could fake Ready or a pending plan. Owner references are the caller's.
+func buildRoles(def *cozyv1alpha1.ApplicationDefinition) []*rbacv1.ClusterRole {
+	plural := def.Spec.Application.Plural
+	group := appsv1alpha1.GroupVersion.Group
+	status := rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{plural + "/status"}, Verbs: readVerbs}
+	levels := []struct {
+		level string
+		verbs []string
+	}{{RoleView, readVerbs}, {RoleEdit, writeVerbs}, {RoleAdmin, writeVerbs}}
+	out := make([]*rbacv1.ClusterRole, 0, len(levels))
+	for _, l := range levels {
+		out = append(out, &rbacv1.ClusterRole{
+			TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: RoleName(plural, l.level),
+				Labels: map[string]string{
+					cozyschema.LabelDefinition: def.Name,
+					aggregateLabel(l.level):    "true",
+				},
+			},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{group}, Resources: []string{plural}, Verbs: append([]string(nil), l.verbs...)},
+				*status.DeepCopy(),
+			},
+		})
+	}
+	return out
+}
+
+// applyRoles publishes def's ClusterRoles and deletes the ones it controls
+// that it no longer wants (another plural's, after the definition took
+// another name). It returns a note for the Ready message when a role's name
+// is taken by a ClusterRole def does not control (that role is left alone
+// and not published).
+func (r *Reconciler) applyRoles(ctx context.Context, def *cozyv1alpha1.ApplicationDefinition, owner ownership.Owner) (string, error) {
+	desired := buildRoles(def)
+	want := map[string]bool{}
+	var foreign []string
+	for _, role := range desired {
+		want[role.Name] = true
+		live := &rbacv1.ClusterRole{}
+		found, err := r.getEitherWay(ctx, role.Name, live)
+		if err != nil {
+			return "", err
+		}
+		if found {
+			if err := ownership.Check("ClusterRole", live, owner); err != nil {
+				foreign = append(foreign, role.Name)
+				continue
+			}
+		}
+		u, err := toUnstructured(role, owner)
+		if err != nil {
+			return "", err
+		}
+		var liveU *unstructured.Unstructured
+		if found {
+			if liveU, err = toUnstructured(live, ownership.Owner{}); err != nil {
+				return "", err
+			}
+		}
+		res, err := r.applier.Apply(ctx, u, liveU)
+		if err != nil {
+			return "", fmt.Errorf("applying ClusterRole %s: %w", role.Name, err)
+		}
+		if res != ssa.Unchanged {
+			why := map[ssa.Result]string{
+				ssa.Created:   "so the built-in " + levelOf(role.Name) + " role covers kind " + def.Spec.Application.Kind,
+				ssa.Updated:   "to the definition's generation",
+				ssa.Corrected: "it had been changed by someone else; put back",
+			}[res]
+			log.FromContext(ctx).Info("wrote ClusterRole", "clusterRole", role.Name, "result", res.String(), "why", why)
+			r.event(def, corev1EventNormal, EventRolePublished, "Apply", fmt.Sprintf("ClusterRole %s %s: %s", role.Name, res, why))
+		}
+	}
+	if err := r.deleteRoles(ctx, def, want); err != nil {
+		return "", err
+	}
+	if len(foreign) == 0 {
+		return "", nil
+	}
+	note := fmt.Sprintf("ClusterRole %s exists and is not controlled by this definition: it is left alone, so the built-in roles do not cover this kind at that level; delete it to let the controller publish its own",
+		strings.Join(foreign, ", "))
+	return note, nil
+}
+
+// deleteRoles deletes the ClusterRoles def controls whose names are not in
+// keep (nil: all of them).
+func (r *Reconciler) deleteRoles(ctx context.Context, def *cozyv1alpha1.ApplicationDefinition, keep map[string]bool) error {
+	list := &rbacv1.ClusterRoleList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{cozyschema.LabelDefinition: def.Name}); err != nil {
+		return fmt.Errorf("listing the ClusterRoles of %s: %w", def.Name, err)
+	}
+	for i := range list.Items {
+		role := &list.Items[i]
+		ref := metav1.GetControllerOfNoCopy(role)
+		if keep[role.Name] || ref == nil || ref.UID != def.UID || role.DeletionTimestamp != nil {
+			continue
+		}
+		if err := r.Client.Delete(ctx, role, client.Preconditions{UID: ptr.To(role.UID)}); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("deleting ClusterRole %s: %w", role.Name, err)
+		}
+		why := "the definition no longer serves it"
+		if keep == nil {
+			why = "the definition is deleted"
+		}
+		log.FromContext(ctx).Info("deleted ClusterRole", "clusterRole", role.Name, "why", why)
+		r.event(def, corev1EventNormal, EventRoleDeleted, "Delete", fmt.Sprintf("deleted ClusterRole %s: %s", role.Name, why))
+	}
+	return nil
+}
+
+func levelOf(name string) string {
+	return name[strings.LastIndex(name, ":")+1:]
+}

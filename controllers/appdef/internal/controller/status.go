@@ -1,0 +1,97 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/readiness"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+)
+
+// summarize writes Ready, Reconciling and Stalled from the outcome of a
+// reconcile: the only place that sets Ready. readyMessage is used when err
+// is nil.
+func summarize(def *cozyv1alpha1.ApplicationDefinition, readyMessage string, err error) {
+	def.Status.ObservedGeneration = def.Generation
+	if err == nil {
+		conditions.MarkReady(def, cozyv1alpha1.ReasonServed, readyMessage)
+		return
+	}
+	if s, ok := reconcileerr.AsStalled(err); ok {
+		conditions.MarkStalled(def, s.Reason, s.Error())
+		return
+	}
+	if w, ok := reconcileerr.AsWaiting(err); ok {
+		conditions.MarkReconciling(def, w.Reason, w.Error())
+		return
+	}
+	conditions.MarkReconciling(def, cozyv1alpha1.ReasonProgressing, "retrying after an error: "+err.Error())
+}
+
+func readyMessageOf(def *cozyv1alpha1.ApplicationDefinition) string {
+	if c := meta.FindStatusCondition(def.Status.Conditions, cozyv1alpha1.ConditionReady); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+func readyReason(s *cozyv1alpha1.ApplicationDefinitionStatus) string {
+	if c := meta.FindStatusCondition(s.Conditions, cozyv1alpha1.ConditionReady); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// writeStatus patches the status when, and only when, it changed, sets the
+// definition's readiness gauge, and reports a change of the Ready reason as
+// an event: Stalled (warning) when the definition stalls for a new reason,
+// Served when its kind becomes served, DeletionWaiting when its deletion
+// starts waiting for instances.
+func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.ApplicationDefinition, before *cozyv1alpha1.ApplicationDefinitionStatus) error {
+	ready := meta.FindStatusCondition(def.Status.Conditions, cozyv1alpha1.ConditionReady)
+	var status metav1.ConditionStatus
+	if ready != nil {
+		status = ready.Status
+	}
+	readiness.Set(definitionGVK.Kind, "", def.Name, status)
+	if equality.Semantic.DeepEqual(*before, def.Status) {
+		return nil
+	}
+	old := def.DeepCopy()
+	old.Status = *before
+	if err := r.Client.Status().Patch(ctx, def, client.MergeFrom(old)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if ready == nil {
+		return nil
+	}
+	log.FromContext(ctx).Info("wrote status", "applicationDefinition", def.Name,
+		"why", fmt.Sprintf("Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message))
+	if readyReason(before) == ready.Reason {
+		return nil
+	}
+	switch {
+	case meta.IsStatusConditionTrue(def.Status.Conditions, cozyv1alpha1.ConditionStalled):
+		r.event(def, corev1EventWarning, EventStalled, "Serve", ready.Message)
+	case ready.Reason == cozyv1alpha1.ReasonServed:
+		r.event(def, corev1EventNormal, EventServed, "Serve", ready.Message)
+	case ready.Reason == cozyv1alpha1.ReasonInstancesRemain:
+		r.event(def, corev1EventNormal, EventDeletionWaiting, "Delete", ready.Message)
+	}
+	return nil
+}
+
+func (r *Reconciler) event(def *cozyv1alpha1.ApplicationDefinition, eventType, reason, action, note string) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(def, nil, eventType, reason, action, "%s", note)
+}
