@@ -33,7 +33,7 @@ func main() {
 
 	mgr, err := manager.New(opts, scheme)
 	must(err)
-	r := &controller.Reconciler{Client: mgr.GetClient(), Name: Name}
+	r := &controller.Reconciler{Client: mgr.GetClient(), Name: Name, Recorder: mgr.GetEventRecorder(Name)}
 	must(r.SetupWithManager(mgr, opts.Workers))
 	manager.Start(mgr)
 }

@@ -172,3 +172,34 @@ func TestAttachedRoutes(t *testing.T) {
 		t.Errorf("AttachedRoutes = %v, want %v (not the redirect route, not a namespace without the label, not another Gateway)", got, want)
 	}
 }
+
+func TestAppliedStatusKnowsItsOwnWriteOverAVersion(t *testing.T) {
+	a := &appliedStatus{over: map[string]appliedPart{}}
+	cond := func(ltt time.Time) []metav1.Condition {
+		return []metav1.Condition{{Type: "NamespacesAttached", Status: metav1.ConditionTrue, Reason: "Ready",
+			Message: "2 namespaces", LastTransitionTime: metav1.NewTime(ltt)}}
+	}
+	st := Status{}
+	print := fingerprint(cond(time.Unix(1, 0)), st, 3)
+	if _, in := a.since("m/uid", "10", print); in {
+		t.Fatal("nothing written yet, yet the write is reported in place")
+	}
+	a.remember("m/uid", "10", print, cond(time.Unix(1, 0)))
+	for _, tc := range []struct {
+		name, rv, print string
+		want            bool
+	}{
+		{"same version, same status at another transition time", "10", fingerprint(cond(time.Unix(2, 0)), st, 3), true},
+		{"the object moved on", "11", print, false},
+		{"another status", "10", fingerprint(cond(time.Unix(1, 0))[:0], st, 3), false},
+		{"another generation", "10", fingerprint(cond(time.Unix(1, 0)), st, 4), false},
+	} {
+		have, got := a.since("m/uid", tc.rv, tc.print)
+		if got != tc.want {
+			t.Errorf("%s: in place %v, want %v", tc.name, got, tc.want)
+		}
+		if (have != nil) != (tc.rv == "10") {
+			t.Errorf("%s: the written conditions are %v; want them exactly while the object is at the version written over", tc.name, have)
+		}
+	}
+}

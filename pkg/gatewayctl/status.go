@@ -2,7 +2,9 @@ package gatewayctl
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +42,10 @@ type Status struct {
 type StatusWriter struct {
 	Client       client.Client
 	FieldManager string
+	// Events, when its Recorder is set, records every condition whose
+	// status or reason a write changes (ChangedConditions): the
+	// controller's decisions, refusals included, as events.
+	Events Events
 }
 
 // Write brings tgw's status to st for the fields this controller owns.
@@ -50,6 +56,17 @@ func (w StatusWriter) Write(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	conds := Stamp(tgw.Status.Conditions, st.Conditions, tgw.Generation)
 	if StatusUpToDate(tgw, conds, st) {
 		return false, nil
+	}
+	key, print := w.FieldManager+"/"+string(tgw.UID), fingerprint(conds, st, tgw.Generation)
+	have, inPlace := applied.since(key, tgw.ResourceVersion, print)
+	if inPlace {
+		// The cache has not caught up with this controller's own write
+		// over this very version: writing again would change nothing.
+		// The write's watch event brings the next reconcile.
+		return false, nil
+	}
+	if have == nil {
+		have = tgw.Status.Conditions
 	}
 	status := map[string]any{}
 	list := make([]any, 0, len(conds))
@@ -87,7 +104,62 @@ func (w StatusWriter) Write(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	if err != nil {
 		return false, fmt.Errorf("writing the status of TenantGateway %s/%s: %w", tgw.Namespace, tgw.Name, err)
 	}
+	applied.remember(key, tgw.ResourceVersion, print, conds)
+	w.Events.ConditionsChanged(tgw, have, conds)
 	return true, nil
+}
+
+// appliedStatus remembers, per field manager and TenantGateway, the status
+// part last applied and the resourceVersion it was applied over. While the
+// cache still shows that version, the write is known to be in place, and
+// its conditions, not the cached ones, are what the next change is told
+// against: a stale cache never records the same transition twice.
+type appliedStatus struct {
+	mu   sync.Mutex
+	over map[string]appliedPart
+}
+
+type appliedPart struct {
+	resourceVersion, fingerprint string
+	conditions                   []metav1.Condition
+}
+
+var applied = &appliedStatus{over: map[string]appliedPart{}}
+
+// since returns, when the object is still at the version the last write
+// went over, that write's conditions, and whether it already carried
+// fingerprint print.
+func (a *appliedStatus) since(key, rv, print string) ([]metav1.Condition, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, ok := a.over[key]
+	if !ok || p.resourceVersion != rv {
+		return nil, false
+	}
+	return p.conditions, p.fingerprint == print
+}
+
+func (a *appliedStatus) remember(key, rv, print string, conds []metav1.Condition) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.over[key] = appliedPart{resourceVersion: rv, fingerprint: print, conditions: conds}
+}
+
+// fingerprint identifies the status part st and its stamped conditions,
+// transition times aside.
+func fingerprint(conds []metav1.Condition, st Status, generation int64) string {
+	cs := make([]metav1.Condition, len(conds))
+	for i, c := range conds {
+		c.LastTransitionTime = metav1.Time{}
+		cs[i] = c
+	}
+	b, _ := json.Marshal(struct {
+		C []metav1.Condition
+		L []gatewayv1alpha1.TenantGatewayListenerStatus
+		O bool
+		G int64
+	}{cs, st.Listeners, st.OwnsListeners, generation})
+	return string(b)
 }
 
 // Stamp returns want with the observed generation set, messages cut to the

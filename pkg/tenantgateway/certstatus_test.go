@@ -1,10 +1,12 @@
 package tenantgateway
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
@@ -23,8 +25,14 @@ func TestCertificatesReadyCondition(t *testing.T) {
 	}{
 		{"foreign object", CertificatesState{Mode: "http01", Refused: []string{"issuer x already exists"}, GatewayFound: true, Issuer: ready},
 			"False", gatewayv1alpha1.ReasonReconcileError, "issuer x already exists"},
-		{"secret missing", CertificatesState{Mode: "existingSecret", SecretName: "wild"}, "False", gatewayv1alpha1.ReasonSecretNotFound, "Secret wild"},
-		{"secret present", CertificatesState{Mode: "existingSecret", SecretName: "wild", SecretFound: true}, "True", gatewayv1alpha1.ReasonReady, "wild"},
+		{"secret: no gateway", CertificatesState{Mode: "existingSecret", SecretName: "wild", Gateway: "ns/cozystack"}, "False", gatewayv1alpha1.ReasonGatewayNotFound, "ns/cozystack"},
+		{"secret unresolved", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true,
+			Secret: SecretState{Listeners: 2, Unresolved: []string{"https (InvalidCertificateRef: gone)"}}}, "False", gatewayv1alpha1.ReasonSecretNotFound, "Secret wild"},
+		{"secret not referenced yet", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true}, "Unknown", gatewayv1alpha1.ReasonProgressing, "no listener"},
+		{"secret pending", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true,
+			Secret: SecretState{Listeners: 2, Pending: []string{"https"}}}, "Unknown", gatewayv1alpha1.ReasonProgressing, "waiting for the Gateway implementation"},
+		{"secret resolved", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true, Secret: SecretState{Listeners: 2}},
+			"True", gatewayv1alpha1.ReasonReady, "wild on 2 listeners"},
 		{"no gateway", CertificatesState{Mode: "dns01", Gateway: "ns/cozystack"}, "False", gatewayv1alpha1.ReasonGatewayNotFound, "ns/cozystack"},
 		{"issuer pending", CertificatesState{Mode: "dns01", GatewayFound: true, Issuer: ReadyState{Name: "cozystack-gateway"}},
 			"Unknown", gatewayv1alpha1.ReasonIssuerNotReady, "waiting for cert-manager"},
@@ -43,6 +51,46 @@ func TestCertificatesReadyCondition(t *testing.T) {
 			c := CertificatesReadyCondition(tt.state)
 			if c.Type != gatewayv1alpha1.ConditionCertificatesReady || c.Status != tt.wantStatus || c.Reason != tt.wantReason || !strings.Contains(c.Message, tt.wantMsg) {
 				t.Errorf("got %s/%s %q, want %s/%s containing %q", c.Status, c.Reason, c.Message, tt.wantStatus, tt.wantReason, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestSecretResolution(t *testing.T) {
+	secretRef := func(name string) *gatewayv1.ListenerTLSConfig {
+		return &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: gatewayv1.ObjectName(name)}}}
+	}
+	gw := func(gen, observed int64, listeners ...gatewayv1.ListenerStatus) *gatewayv1.Gateway {
+		g := &gatewayv1.Gateway{}
+		g.Generation = gen
+		g.Spec.Listeners = []gatewayv1.Listener{{Name: "http"}, {Name: "https", TLS: secretRef("wild")},
+			{Name: "https-apex", TLS: secretRef("wild")}, {Name: "tls-api", TLS: secretRef("other")}}
+		g.Status.Conditions = []metav1.Condition{{Type: "Accepted", Status: "True", ObservedGeneration: observed}}
+		g.Status.Listeners = listeners
+		return g
+	}
+	resolved := func(name string, s metav1.ConditionStatus) gatewayv1.ListenerStatus {
+		return gatewayv1.ListenerStatus{Name: gatewayv1.SectionName(name), Conditions: []metav1.Condition{
+			{Type: "ResolvedRefs", Status: s, Reason: "InvalidCertificateRef", Message: "secret not found"}}}
+	}
+	tests := []struct {
+		name string
+		gw   *gatewayv1.Gateway
+		want SecretState
+	}{
+		{"no gateway", nil, SecretState{}},
+		{"not reported", gw(2, 2), SecretState{Listeners: 2, Pending: []string{"https", "https-apex"}}},
+		{"older generation", gw(2, 1, resolved("https", "True"), resolved("https-apex", "True")),
+			SecretState{Listeners: 2, Pending: []string{"https", "https-apex"}}},
+		{"one unresolved", gw(1, 1, resolved("https", "False"), resolved("https-apex", "True")),
+			SecretState{Listeners: 2, Unresolved: []string{"https (InvalidCertificateRef: secret not found)"}}},
+		{"all resolved", gw(1, 1, resolved("https", "True"), resolved("https-apex", "True"), resolved("tls-api", "False")),
+			SecretState{Listeners: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SecretResolution(tt.gw, "wild"); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
 	}

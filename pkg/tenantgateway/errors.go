@@ -9,9 +9,13 @@ import (
 
 // The errors of this package all mean "stalled": the TenantGateway's spec
 // (or what routes and namespaces ask of it) must change; retrying will not
-// help. Each carries the condition reason to report (see ReasonOf), so a
-// controller can wrap it with reconcileerr.Stalled(reason, err), apply
-// nothing, and say why.
+// help. Each carries the condition reason to report. The gateway controllers
+// take it with ReasonOf, apply nothing, write the condition False with that
+// reason and the error's message, and return no error (no retry: a change to
+// the spec, a route or a namespace brings the next reconcile). Any other
+// error is an API error: the condition says ReconcileError and the reconcile
+// is retried. Summarize turns the reasons in gatewayv1alpha1.StalledReasons
+// into Stalled=True for kstatus.
 
 // MaxListeners is the most listeners Gateway API allows on one Gateway.
 const MaxListeners = 64

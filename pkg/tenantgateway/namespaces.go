@@ -90,11 +90,12 @@ func PlanNamespaces(owner string, wanted []string, namespaces []NamespaceState) 
 }
 
 // NamespacesAttachedCondition reports on the namespaces one TenantGateway
-// wants (its own namespace and its attachedNamespaces), given the plan of
-// its owner namespace after the plan's writes succeeded: False only for a
-// label conflict; listed namespaces that do not exist yet keep it True with
-// reason NamespacesNotCreated, naming them.
-func NamespacesAttachedCondition(wanted []string, p NamespacePlan) metav1.Condition {
+// wants (its own namespace and the attachedNamespaces it may attach), given
+// the entries MayAttach refused and the plan of its owner namespace after the
+// plan's writes succeeded: False for a refused entry (NamespaceNotAllowed)
+// or a label conflict; listed namespaces that do not exist yet keep it True
+// with reason NamespacesNotCreated, naming them.
+func NamespacesAttachedCondition(wanted []string, refused []AttachRefusal, p NamespacePlan) metav1.Condition {
 	mine := map[string]bool{}
 	for _, n := range wanted {
 		mine[n] = true
@@ -117,6 +118,16 @@ func NamespacesAttachedCondition(wanted []string, p NamespacePlan) metav1.Condit
 	}
 	cond := metav1.Condition{Type: gatewayv1alpha1.ConditionNamespacesAttached}
 	switch {
+	case len(refused) > 0:
+		msgs := make([]string, len(refused))
+		for i, r := range refused {
+			msgs[i] = r.Message
+		}
+		cond.Status, cond.Reason = metav1.ConditionFalse, gatewayv1alpha1.ReasonNamespaceNotAllowed
+		cond.Message = "not attached: " + strings.Join(msgs, "; ")
+		if len(conflicts) > 0 {
+			cond.Message += "; also " + strings.Join(conflicts, "; ") + ": left as they are"
+		}
 	case len(conflicts) > 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, gatewayv1alpha1.ReasonNamespaceLabelConflict
 		cond.Message = strings.Join(conflicts, "; ") + ": left as they are; remove the namespace from attachedNamespaces, or change its label where it was written"

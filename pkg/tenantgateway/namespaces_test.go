@@ -71,19 +71,25 @@ func TestNamespacesAttachedCondition(t *testing.T) {
 		Missing:   []string{"cozy-later", "cozy-not-mine"},
 		Conflicts: []NamespaceConflict{{Name: "tenant-bob", Value: "tenant-x"}, {Name: "cozy-shared", Value: "tenant-b", AttachedBy: "tenant-b"}},
 	}
-	c := NamespacesAttachedCondition([]string{"tenant-root", "cozy-later"}, plan)
+	c := NamespacesAttachedCondition([]string{"tenant-root", "cozy-later"}, nil, plan)
 	// A namespace that does not exist yet holds nothing down: True, and
 	// the message names it.
 	if c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonNamespacesNotCreated ||
 		!strings.Contains(c.Message, "1 namespaces carry") || !strings.Contains(c.Message, "not created yet: cozy-later") || strings.Contains(c.Message, "cozy-not-mine") {
 		t.Errorf("missing: %+v", c)
 	}
-	c = NamespacesAttachedCondition([]string{"tenant-root", "cozy-later", "tenant-bob", "cozy-shared"}, plan)
+	c = NamespacesAttachedCondition([]string{"tenant-root", "cozy-later", "tenant-bob", "cozy-shared"}, nil, plan)
 	if c.Reason != gatewayv1alpha1.ReasonNamespaceLabelConflict || !strings.Contains(c.Message, "tenant-bob has namespace.cozystack.io/gateway=tenant-x, written by the tenant chart") ||
 		!strings.Contains(c.Message, "written by the TenantGateways of namespace tenant-b") {
 		t.Errorf("conflict: %+v", c)
 	}
-	c = NamespacesAttachedCondition([]string{"tenant-root"}, plan)
+	_, refused := AllowedAttachments("tenant-alice", []string{"cozy-system"})
+	c = NamespacesAttachedCondition([]string{"tenant-alice"}, refused, plan)
+	if c.Status != metav1.ConditionFalse || c.Reason != gatewayv1alpha1.ReasonNamespaceNotAllowed ||
+		!strings.Contains(c.Message, "cozy-system is a shared namespace") {
+		t.Errorf("refused: %+v", c)
+	}
+	c = NamespacesAttachedCondition([]string{"tenant-root"}, nil, plan)
 	if c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonReady {
 		t.Errorf("attached: %+v", c)
 	}

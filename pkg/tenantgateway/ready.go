@@ -56,3 +56,30 @@ func Ready(conds []metav1.Condition, generation int64) metav1.Condition {
 	}
 	return ready(metav1.ConditionUnknown, l.Reason, l.Type+": "+l.Message)
 }
+
+// Summarize computes the conditions gateway-listeners writes for kstatus
+// from the TenantGateway's conditions: Ready (see Ready), and Reconciling
+// and Stalled derived from it. Stalled is True when Ready is False for a
+// reason in gatewayv1alpha1.StalledReasons; Reconciling is True when Ready
+// is Unknown or False for any other reason. Both carry Ready's reason and
+// message when True; both are False, reason Ready's, when Ready is True.
+// With status.observedGeneration written in the same apply, kstatus reads a
+// Ready TenantGateway as Current, a stalled one as Failed and the rest as
+// InProgress. This is the one place the summary is decided.
+func Summarize(conds []metav1.Condition, generation int64) []metav1.Condition {
+	ready := Ready(conds, generation)
+	c := func(t string, s metav1.ConditionStatus, msg string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: s, Reason: ready.Reason, Message: msg}
+	}
+	stalled := ready.Status == metav1.ConditionFalse && slices.Contains(gatewayv1alpha1.StalledReasons, ready.Reason)
+	switch {
+	case ready.Status == metav1.ConditionTrue:
+		return []metav1.Condition{ready, c(gatewayv1alpha1.ConditionReconciling, metav1.ConditionFalse, "ready"),
+			c(gatewayv1alpha1.ConditionStalled, metav1.ConditionFalse, "ready")}
+	case stalled:
+		return []metav1.Condition{ready, c(gatewayv1alpha1.ConditionReconciling, metav1.ConditionFalse, "stalled: the spec must change"),
+			c(gatewayv1alpha1.ConditionStalled, metav1.ConditionTrue, ready.Message)}
+	}
+	return []metav1.Condition{ready, c(gatewayv1alpha1.ConditionReconciling, metav1.ConditionTrue, ready.Message),
+		c(gatewayv1alpha1.ConditionStalled, metav1.ConditionFalse, "not stalled: waiting or retrying")}
+}

@@ -58,3 +58,41 @@ func TestReady(t *testing.T) {
 		})
 	}
 }
+
+func TestSummarize(t *testing.T) {
+	l := func(s metav1.ConditionStatus, reason string) []metav1.Condition {
+		return []metav1.Condition{{Type: gatewayv1alpha1.ConditionListenersReady, Status: s, Reason: reason, Message: "m", ObservedGeneration: 2}}
+	}
+	tests := []struct {
+		name                        string
+		conds                       []metav1.Condition
+		ready, reconciling, stalled metav1.ConditionStatus
+		reason                      string
+	}{
+		{"ready", l("True", "Reconciled"), "True", "False", "False", "Reconciled"},
+		{"too many listeners", l("False", gatewayv1alpha1.ReasonTooManyListeners), "False", "False", "True", gatewayv1alpha1.ReasonTooManyListeners},
+		{"invalid spec", l("False", gatewayv1alpha1.ReasonInvalidSpec), "False", "False", "True", gatewayv1alpha1.ReasonInvalidSpec},
+		{"gateway class rejects it", l("False", gatewayv1alpha1.ReasonGatewayNotAccepted), "False", "False", "True", gatewayv1alpha1.ReasonGatewayNotAccepted},
+		{"not programmed yet", l("False", gatewayv1alpha1.ReasonGatewayNotProgrammed), "False", "True", "False", gatewayv1alpha1.ReasonGatewayNotProgrammed},
+		{"api error is retried", l("False", gatewayv1alpha1.ReasonReconcileError), "False", "True", "False", gatewayv1alpha1.ReasonReconcileError},
+		{"progressing", l("Unknown", gatewayv1alpha1.ReasonProgressing), "Unknown", "True", "False", gatewayv1alpha1.ReasonProgressing},
+		{"nothing reported", nil, "Unknown", "True", "False", gatewayv1alpha1.ReasonProgressing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Summarize(tt.conds, 2)
+			if len(got) != 3 || got[0].Type != gatewayv1alpha1.ConditionReady || got[1].Type != gatewayv1alpha1.ConditionReconciling ||
+				got[2].Type != gatewayv1alpha1.ConditionStalled {
+				t.Fatalf("Summarize() = %+v", got)
+			}
+			if got[0].Status != tt.ready || got[1].Status != tt.reconciling || got[2].Status != tt.stalled {
+				t.Errorf("Ready/Reconciling/Stalled = %s/%s/%s, want %s/%s/%s", got[0].Status, got[1].Status, got[2].Status, tt.ready, tt.reconciling, tt.stalled)
+			}
+			for _, c := range got {
+				if c.Reason != tt.reason || c.Message == "" {
+					t.Errorf("%s: reason %q message %q, want reason %q and a message", c.Type, c.Reason, c.Message, tt.reason)
+				}
+			}
+		})
+	}
+}

@@ -2,11 +2,13 @@ package testenv
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -102,12 +104,19 @@ func (c *Controller) Kill() {
 // the controller has made, from its rest_client_requests_total metric.
 func (c *Controller) Writes(t *testing.T) int {
 	t.Helper()
+	return sum(c.writesBySeries(t))
+}
+
+// writesBySeries is the controller's mutating requests per
+// rest_client_requests_total series (code, host, method).
+func (c *Controller) writesBySeries(t *testing.T) map[string]int {
+	t.Helper()
 	resp, err := http.Get("http://" + c.Metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	total := 0
+	out := map[string]int{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
@@ -126,9 +135,12 @@ func (c *Controller) Writes(t *testing.T) int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		total += int(v)
+		out[strings.Join(f[:len(f)-1], " ")] = int(v)
 	}
-	return total
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // KillMidWay starts the controller at bin with args (throttled, so that its
@@ -153,26 +165,45 @@ func KillMidWay(t *testing.T, bin, kubeconfig string, args []string, progress fu
 
 // AssertIdle waits until the controller has made no write for five seconds,
 // then fails the test if it makes any API write over window (two resync
-// periods of a settled system).
+// periods of a settled system), naming the requests it made.
 func (c *Controller) AssertIdle(t *testing.T, window time.Duration) {
 	t.Helper()
 	before := c.settledWrites(t, 5*time.Second)
 	time.Sleep(window)
-	if after := c.Writes(t); after != before {
-		t.Fatalf("the settled controller made %d API writes over two resync periods", after-before)
+	after := c.writesBySeries(t)
+	var made []string
+	total := 0
+	for series, n := range after {
+		if d := n - before[series]; d != 0 {
+			made = append(made, fmt.Sprintf("%d × %s", d, series))
+			total += d
+		}
+	}
+	if total != 0 {
+		sort.Strings(made)
+		t.Fatalf("the settled controller made %d API writes over two resync periods:\n%s", total, strings.Join(made, "\n"))
 	}
 }
 
 // settledWrites waits until the controller has made no write for quiet,
-// and returns its write count then.
-func (c *Controller) settledWrites(t *testing.T, quiet time.Duration) int {
+// and returns its writes per series then.
+func (c *Controller) settledWrites(t *testing.T, quiet time.Duration) map[string]int {
 	t.Helper()
-	n := c.Writes(t)
+	series := c.writesBySeries(t)
+	n := sum(series)
 	for since := time.Now(); time.Since(since) < quiet; {
 		time.Sleep(500 * time.Millisecond)
-		if m := c.Writes(t); m != n {
-			n, since = m, time.Now()
+		if s := c.writesBySeries(t); sum(s) != n {
+			series, n, since = s, sum(s), time.Now()
 		}
 	}
-	return n
+	return series
+}
+
+func sum(m map[string]int) int {
+	total := 0
+	for _, v := range m {
+		total += v
+	}
+	return total
 }

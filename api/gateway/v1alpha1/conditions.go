@@ -5,7 +5,7 @@ package v1alpha1
 // Each gateway controller writes only the types it owns (status.conditions is
 // a map list keyed by type, so server-side apply merges them per type):
 //
-//	gateway-listeners  Ready, ListenersReady, HostnamesRejected
+//	gateway-listeners  Ready, Reconciling, Stalled, ListenersReady, HostnamesRejected
 //	gateway-certs      CertificatesReady
 //	ns-labels          NamespacesAttached
 //	route-conflicts    none here; it reports on the routes (ReasonHostnameConflict)
@@ -28,6 +28,21 @@ const (
 	// not gate it either: one bad route hostname must not take the tenant's
 	// Gateway out of service.
 	ConditionReady = "Ready"
+
+	// ConditionReconciling (negative; owner gateway-listeners), for
+	// kstatus: True while Ready is Unknown or False for a reason that more
+	// time can fix (the Gateway implementation, cert-manager or another
+	// controller still has to act, an API error is retried), with Ready's
+	// reason and message. False otherwise.
+	ConditionReconciling = "Reconciling"
+
+	// ConditionStalled (negative; owner gateway-listeners), for kstatus:
+	// True when Ready is False for a reason in StalledReasons: the spec
+	// must change (too many listeners, a spec that cannot be served, an
+	// unknown issuer, a GatewayClass that does not accept the Gateway);
+	// retrying will not help. kstatus tools then report the TenantGateway
+	// as Failed. False otherwise.
+	ConditionStalled = "Stalled"
 
 	// ConditionListenersReady (positive; owner gateway-listeners): the
 	// Gateway and the redirect HTTPRoute are applied as desired, and the
@@ -141,6 +156,15 @@ const (
 	// alone.
 	ReasonNamespaceLabelConflict = "NamespaceLabelConflict"
 
+	// ReasonNamespaceNotAllowed (ns-labels, NamespacesAttached False): an
+	// attachedNamespaces entry is one this TenantGateway may not attach
+	// (tenantgateway.MayAttach): a shared namespace (cozy-*, default)
+	// listed by a TenantGateway outside the root tenant, or a tenant
+	// namespace that does not descend from its namespace. It is not
+	// labelled; the message names it and says what to do. Informing: the
+	// rest of the TenantGateway is served.
+	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
+
 	// ReasonHostnameConflict (route-conflicts, on a route's
 	// status.parents entry under RouteConflictControllerName, with
 	// Accepted=False): another namespace's route claims the same hostname and
@@ -153,6 +177,10 @@ const (
 // as upstream's single controller then fails its whole reconcile. Every other
 // reason of theirs only informs.
 var BlockingReasons = []string{ReasonReconcileError, ReasonInvalidSpec, ReasonUnknownIssuer}
+
+// StalledReasons are the Ready reasons that make Stalled True: the user must
+// change something; time alone fixes nothing.
+var StalledReasons = []string{ReasonTooManyListeners, ReasonInvalidSpec, ReasonUnknownIssuer, ReasonGatewayNotAccepted}
 
 // Reasons a route hostname gets no listener (HTTP-01) or is not covered by
 // the wildcard certificate (DNS-01, existingSecret). They appear in the

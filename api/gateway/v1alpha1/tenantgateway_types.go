@@ -17,7 +17,9 @@ import (
 // +kubebuilder:printcolumn:name="Apex",type=string,JSONPath=`.spec.apex`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.certMode`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 type TenantGateway struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -242,7 +244,8 @@ type RFC2136DNS01 struct {
 // TenantGatewayStatus is the observed state.
 type TenantGatewayStatus struct {
 	// ObservedGeneration is the generation gateway-listeners last
-	// summarised into Ready.
+	// summarised into Ready, Reconciling and Stalled (kstatus reads the
+	// three only when it equals metadata.generation).
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 

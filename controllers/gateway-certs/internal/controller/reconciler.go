@@ -6,15 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -26,13 +24,8 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
-	"github.com/cozyplane/cozyplane/pkg/ssa"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
-
-// secretPoll is how often a missing existingSecret is looked for again:
-// Secrets are not watched (the controller may only get them by name).
-const secretPoll = 30 * time.Second
 
 var (
 	issuerGVK      = cmv1.SchemeGroupVersion.WithKind("Issuer")
@@ -44,10 +37,15 @@ var (
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
-	// APIReader reads what is not cached: the existingSecret's metadata.
+	// APIReader reads what the cache strips: the managed fields of an
+	// object upstream Cozystack's controller created, when adopting it.
 	APIReader client.Reader
 	Name      string
+	// Recorder records events on the TenantGateway (nil: none).
+	Recorder events.EventRecorder
 }
+
+func (r *Reconciler) events() gatewayctl.Events { return gatewayctl.Events{Recorder: r.Recorder} }
 
 // SetupWithManager watches TenantGateways, their Gateways (the listeners are
 // the input), and Issuers and Certificates in their namespaces (their
@@ -77,7 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	cond, result, err := r.reconcile(ctx, &tgw)
-	if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name}).Write(ctx, &tgw,
+	if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name, Events: r.events()}).Write(ctx, &tgw,
 		gatewayctl.Status{Conditions: []metav1.Condition{cond}}); werr != nil {
 		err = errors.Join(err, werr)
 	}
@@ -116,11 +114,11 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 			state.Refused = append(state.Refused, r.refuse("Issuer", &liveIssuer, owner))
 		}
 	case issuer == nil && found:
-		if err := r.delete(ctx, &liveIssuer, "Issuer"); err != nil {
+		if err := r.delete(ctx, tgw, &liveIssuer, "Issuer"); err != nil {
 			return failed(err)
 		}
 	case issuer != nil:
-		if err := r.apply(ctx, issuer, issuerGVK, owner, &liveIssuer, found); err != nil {
+		if err := r.apply(ctx, tgw, issuer, issuerGVK, &liveIssuer, found); err != nil {
 			return failed(err)
 		}
 		state.Issuer = readyState(issuerName, liveIssuer.Status.Conditions, found)
@@ -147,7 +145,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 			state.Refused = append(state.Refused, r.refuse("Certificate", &live, owner))
 			continue
 		}
-		if err := r.apply(ctx, want, certificateGVK, owner, &live, found); err != nil {
+		if err := r.apply(ctx, tgw, want, certificateGVK, &live, found); err != nil {
 			return failed(err)
 		}
 		state.Certificates = append(state.Certificates, certReady(want.Name, &live, found))
@@ -156,22 +154,15 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 		return failed(err)
 	}
 
-	var result ctrl.Result
 	if mode == gatewayv1alpha1.CertModeExistingSecret && tgw.Spec.WildcardSecretRef != nil {
+		// The Gateway implementation reads the Secret and reports on the
+		// listeners; this controller has no right to read Secrets.
 		state.SecretName = tgw.Spec.WildcardSecretRef.Name
-		meta := &metav1.PartialObjectMetadata{}
-		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: tgw.Namespace, Name: state.SecretName}, meta)
-		switch {
-		case apierrors.IsNotFound(err):
-			result.RequeueAfter = secretPoll
-		case err != nil:
-			return failed(fmt.Errorf("reading Secret %s/%s: %w", tgw.Namespace, state.SecretName, err))
-		default:
-			state.SecretFound = true
+		if state.GatewayFound {
+			state.Secret = tenantgateway.SecretResolution(&gw, state.SecretName)
 		}
 	}
-	return tenantgateway.CertificatesReadyCondition(state), result, nil
+	return tenantgateway.CertificatesReadyCondition(state), ctrl.Result{}, nil
 }
 
 // get reads a cached object, reporting whether it exists.
@@ -191,36 +182,15 @@ func (r *Reconciler) refuse(kind string, live client.Object, owner ownership.Own
 	return ownership.Check(kind, live, owner).Error()
 }
 
-// apply server-side applies desired unless the live object already matches.
-func (r *Reconciler) apply(ctx context.Context, desired runtime.Object, gvk schema.GroupVersionKind, owner ownership.Owner, live client.Object, found bool) error {
-	u, err := gatewayctl.Desired(desired, gvk, owner)
-	if err != nil {
-		return err
+// apply applies desired with the shared owned-object path; live is the
+// object read, used only when found.
+func (r *Reconciler) apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object, gvk schema.GroupVersionKind, live client.Object, found bool) error {
+	if !found {
+		live = nil
 	}
-	if found && gatewayctl.CreatedUpstream(live) {
-		// Created by upstream Cozystack's controller for this
-		// TenantGateway (the caller checked that it controls it): adopt
-		// it, so that this apply alone decides its spec.
-		if _, err := gatewayctl.Adopt(ctx, r.Client, r.APIReader, gvk, client.ObjectKeyFromObject(live), r.Name); err != nil {
-			return err
-		}
-	}
-	var liveU *unstructured.Unstructured
-	if found {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
-		if err != nil {
-			return err
-		}
-		liveU = &unstructured.Unstructured{Object: m}
-	}
-	res, err := gatewayctl.Apply(ctx, ssa.Applier{Client: r.Client, FieldManager: r.Name}, u, liveU)
-	if err != nil {
-		return fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
-	}
-	if res != ssa.Unchanged {
-		log.FromContext(ctx).Info("applied", "kind", gvk.Kind, "name", u.GetName(), "result", res.String())
-	}
-	return nil
+	_, err := gatewayctl.OwnedApplier{Client: r.Client, APIReader: r.APIReader, FieldManager: r.Name, Events: r.events()}.
+		Apply(ctx, tgw, desired, gvk, live)
+	return err
 }
 
 // deleteStale deletes the Certificates this TenantGateway controls that no
@@ -239,7 +209,7 @@ func (r *Reconciler) deleteStale(ctx context.Context, tgw *gatewayv1alpha1.Tenan
 		if wanted[c.Name] || !metav1.IsControlledBy(c, tgw) {
 			continue
 		}
-		if err := r.delete(ctx, c, "Certificate"); err != nil {
+		if err := r.delete(ctx, tgw, c, "Certificate"); err != nil {
 			return err
 		}
 	}
@@ -249,14 +219,19 @@ func (r *Reconciler) deleteStale(ctx context.Context, tgw *gatewayv1alpha1.Tenan
 // delete removes an object this TenantGateway controls, with a UID
 // precondition so that an object recreated meanwhile by someone else is not
 // deleted.
-func (r *Reconciler) delete(ctx context.Context, obj client.Object, kind string) error {
+func (r *Reconciler) delete(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, obj client.Object, kind string) error {
 	uid := obj.GetUID()
 	err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	gatewayctl.CountWrite(r.Name, kind, "deleted")
-	log.FromContext(ctx).Info("deleted", "kind", kind, "name", obj.GetName())
+	why := "no HTTPS listener of the Gateway references it any more"
+	if kind == "Issuer" {
+		why = "certMode " + string(tgw.Spec.EffectiveCertMode()) + " needs no Issuer"
+	}
+	log.FromContext(ctx).Info("deleted", "kind", kind, "name", obj.GetName(), "why", why)
+	r.events().Normal(tgw, obj, gatewayv1alpha1.EventDeleted, "Delete", fmt.Sprintf("%s %s: %s", kind, obj.GetName(), why))
 	return nil
 }
 

@@ -13,20 +13,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/readiness"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
@@ -47,7 +47,11 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Name is the field manager and the cozystack.io/managed-by value.
 	Name string
+	// Recorder records events on the TenantGateway (nil: none).
+	Recorder events.EventRecorder
 }
+
+func (r *Reconciler) events() gatewayctl.Events { return gatewayctl.Events{Recorder: r.Recorder} }
 
 // SetupWithManager registers the route index and the watches: TenantGateways
 // (spec, and the conditions of the other controllers that Ready
@@ -76,13 +80,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var tgw gatewayv1alpha1.TenantGateway
 	if err := r.Client.Get(ctx, req.NamespacedName, &tgw); err != nil {
+		if apierrors.IsNotFound(err) {
+			readiness.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !tgw.DeletionTimestamp.IsZero() {
+		readiness.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
 		return ctrl.Result{}, nil
 	}
 	st, err := r.reconcile(ctx, &tgw)
-	if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name}).Write(ctx, &tgw, st); werr != nil {
+	readiness.Set(gatewayctl.TenantGatewayGVK.Kind, tgw.Namespace, tgw.Name, st.Conditions[0].Status)
+	if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name, Events: r.events()}).Write(ctx, &tgw, st); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	return ctrl.Result{}, err
@@ -131,11 +140,19 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	desiredGW := tenantgateway.DesiredGateway(tenantgateway.GatewayInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace,
 		GatewayClassName: tgw.Spec.EffectiveGatewayClassName(), Listeners: listeners, ManagedBy: r.Name})
-	res, err := r.apply(ctx, desiredGW, gatewayGVK, owner, gw)
+	var liveGW client.Object
+	if gw != nil {
+		liveGW = gw
+	}
+	res, err := r.apply(ctx, tgw, desiredGW, gatewayGVK, liveGW)
 	if err != nil {
 		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
 	}
-	if _, err := r.apply(ctx, redirect, httpRouteGVK, owner, liveRoute); err != nil {
+	var liveRT client.Object
+	if liveRoute != nil {
+		liveRT = liveRoute
+	}
+	if _, err := r.apply(ctx, tgw, redirect, httpRouteGVK, liveRT); err != nil {
 		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
 	}
 	statuses, ready := tenantgateway.ListenersStatus(listeners, gw)
@@ -210,46 +227,11 @@ func (r *Reconciler) liveRoute(ctx context.Context, namespace, name string) (*ga
 	return &rt, nil
 }
 
-// apply server-side applies desired unless live already matches it. A live
-// object upstream Cozystack's controller created for this TenantGateway (the
-// caller checked that the TenantGateway controls it) is adopted first, so
-// that this apply alone decides its spec.
-func (r *Reconciler) apply(ctx context.Context, desired runtime.Object, gvk schema.GroupVersionKind, owner ownership.Owner, live client.Object) (ssa.Result, error) {
-	u, err := gatewayctl.Desired(desired, gvk, owner)
-	if err != nil {
-		return ssa.Unchanged, err
-	}
-	if live != nil && !isNil(live) && gatewayctl.CreatedUpstream(live) {
-		if _, err := gatewayctl.Adopt(ctx, r.Client, r.APIReader, gvk, client.ObjectKeyFromObject(live), r.Name); err != nil {
-			return ssa.Unchanged, err
-		}
-	}
-	var liveU *unstructured.Unstructured
-	if live != nil && !isNil(live) {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
-		if err != nil {
-			return ssa.Unchanged, err
-		}
-		liveU = &unstructured.Unstructured{Object: m}
-	}
-	res, err := gatewayctl.Apply(ctx, ssa.Applier{Client: r.Client, FieldManager: r.Name}, u, liveU)
-	if err != nil {
-		return res, fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
-	}
-	if res != ssa.Unchanged {
-		log.FromContext(ctx).Info("applied", "kind", gvk.Kind, "name", u.GetName(), "result", res.String())
-	}
-	return res, nil
-}
-
-func isNil(o client.Object) bool {
-	switch v := o.(type) {
-	case *gatewayv1.Gateway:
-		return v == nil
-	case *gatewayv1.HTTPRoute:
-		return v == nil
-	}
-	return false
+// apply applies desired with the shared owned-object path; live is nil
+// when the object does not exist.
+func (r *Reconciler) apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object, gvk schema.GroupVersionKind, live client.Object) (ssa.Result, error) {
+	return gatewayctl.OwnedApplier{Client: r.Client, APIReader: r.APIReader, FieldManager: r.Name, Events: r.events()}.
+		Apply(ctx, tgw, desired, gvk, live)
 }
 
 // failed is the status when the Gateway could not be brought to the desired
@@ -273,9 +255,8 @@ func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gate
 		all = slices.DeleteFunc(all, func(x metav1.Condition) bool { return x.Type == c.Type })
 		all = append(all, c)
 	}
-	summary := tenantgateway.Ready(all, tgw.Generation)
 	return gatewayctl.Status{
-		Conditions:         append([]metav1.Condition{summary}, own...),
+		Conditions:         append(tenantgateway.Summarize(all, tgw.Generation), own...),
 		Listeners:          listeners,
 		OwnsListeners:      true,
 		ObservedGeneration: true,

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,7 +37,11 @@ type Reconciler struct {
 	Client client.Client
 	// Name is the field manager of the status condition.
 	Name string
+	// Recorder records events on the TenantGateways (nil: none).
+	Recorder events.EventRecorder
 }
+
+func (r *Reconciler) events() gatewayctl.Events { return gatewayctl.Events{Recorder: r.Recorder} }
 
 // SetupWithManager watches TenantGateways and Namespaces. Requests carry only
 // the owner namespace (the name is empty): every TenantGateway there shares
@@ -116,10 +121,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	var errs []error
 	for _, name := range plan.Attach {
-		errs = append(errs, r.patch(ctx, byName[name], owner, true, true))
+		errs = append(errs, r.patch(ctx, live, byName[name], owner, true, true))
 	}
 	for _, d := range plan.Detach {
-		errs = append(errs, r.patch(ctx, byName[d.Name], owner, false, d.RemoveLabel))
+		errs = append(errs, r.patch(ctx, live, byName[d.Name], owner, false, d.RemoveLabel))
 	}
 	if err := errors.Join(errs...); err != nil {
 		// A conflict means the namespace changed since the cache saw it: its
@@ -127,30 +132,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		for _, t := range live {
 			st := gatewayctl.Status{Conditions: []metav1.Condition{gatewayctl.Condition(gatewayv1alpha1.ConditionNamespacesAttached,
 				metav1.ConditionFalse, gatewayv1alpha1.ReasonReconcileError, err.Error())}}
-			if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name}).Write(ctx, &t, st); werr != nil {
+			if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name, Events: r.events()}).Write(ctx, &t, st); werr != nil {
 				errs = append(errs, werr)
 			}
 		}
 		return ctrl.Result{}, errors.Join(errs...)
 	}
 	for _, t := range live {
-		st := gatewayctl.Status{Conditions: []metav1.Condition{tenantgateway.NamespacesAttachedCondition(wantedBy(&t), plan)}}
-		if _, err := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name}).Write(ctx, &t, st); err != nil {
+		wanted, refused := tenantgateway.AllowedAttachments(t.Namespace, t.Spec.AttachedNamespaces)
+		st := gatewayctl.Status{Conditions: []metav1.Condition{tenantgateway.NamespacesAttachedCondition(wanted, refused, plan)}}
+		if _, err := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name, Events: r.events()}).Write(ctx, &t, st); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return ctrl.Result{}, errors.Join(errs...)
 }
 
-// wantedBy is the TenantGateway's own namespace and its attachedNamespaces.
+// wantedBy is the TenantGateway's own namespace and the attachedNamespaces
+// entries it may attach (tenantgateway.MayAttach): a refused entry is never
+// labelled, whichever TenantGateway was written first.
 func wantedBy(t *gatewayv1alpha1.TenantGateway) []string {
-	return append([]string{t.Namespace}, t.Spec.AttachedNamespaces...)
+	allowed, _ := tenantgateway.AllowedAttachments(t.Namespace, t.Spec.AttachedNamespaces)
+	return allowed
 }
 
 // patch writes (attach) or removes the label and the annotation with a JSON
 // merge patch carrying the resourceVersion read: if anyone changed the
 // namespace since, the API server refuses and nothing is overwritten.
-func (r *Reconciler) patch(ctx context.Context, ns *corev1.Namespace, owner string, attach, label bool) error {
+func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGateway, ns *corev1.Namespace, owner string, attach, label bool) error {
 	var value any // nil removes the key
 	if attach {
 		value = owner
@@ -169,11 +178,16 @@ func (r *Reconciler) patch(ctx context.Context, ns *corev1.Namespace, owner stri
 	if err := r.Client.Patch(ctx, ns.DeepCopy(), client.RawPatch(types.MergePatchType, body)); err != nil {
 		return fmt.Errorf("labelling namespace %s: %w", ns.Name, err)
 	}
-	outcome := "detached"
+	outcome, reason := "detached", gatewayv1alpha1.EventNamespaceDetached
+	why := "no TenantGateway of " + owner + " lists it any more (or may attach it)"
 	if attach {
-		outcome = "attached"
+		outcome, reason = "attached", gatewayv1alpha1.EventNamespaceAttached
+		why = "a TenantGateway of " + owner + " lists it (or owns it) and it carried no gateway label"
 	}
 	gatewayctl.CountWrite(r.Name, "Namespace", outcome)
-	log.FromContext(ctx).Info(outcome, "namespace", ns.Name, "owner", owner)
+	log.FromContext(ctx).Info(outcome, "namespace", ns.Name, "owner", owner, "why", why)
+	for i := range tgws {
+		r.events().Normal(&tgws[i], ns, reason, "Label", fmt.Sprintf("namespace %s %s: %s", ns.Name, outcome, why))
+	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,6 +43,8 @@ type Reconciler struct {
 	// resourceVersion it was read at.
 	APIReader client.Reader
 	Name      string
+	// Recorder records the verdicts as events on the routes (nil: none).
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the indexes and watches TenantGateways, routes
@@ -124,6 +127,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			refs[i] = rt.Ref()
 		}
 		verdicts = tenantgateway.ResolveConflicts(refs)
+		for k, v := range verdicts {
+			log.FromContext(ctx).V(1).Info("verdict", "route", k.String(), "accepted", v.Accepted, "reason", v.Reason, "message", v.Message)
+		}
 	}
 
 	candidates, err := r.candidates(ctx, gwNS+"/"+gwName)
@@ -231,6 +237,18 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		return nil
 	}
 	gatewayctl.CountWrite(r.Name, kind, "status")
-	log.FromContext(ctx).Info("verdict written", "kind", kind, "route", client.ObjectKeyFromObject(cached))
+	v, ok := verdicts[tenantgateway.RouteKey{Kind: kind, Namespace: cached.GetNamespace(), Name: cached.GetName()}]
+	why := "the route no longer attaches to Gateway " + gwNS + "/" + gwName + ": our entry removed"
+	ev := gatewayctl.Events{Recorder: r.Recorder}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gwNS, Name: gwName}}
+	switch {
+	case ok && !v.Accepted:
+		why = v.Message
+		ev.Warning(cached, gw, gatewayv1alpha1.ReasonHostnameConflict, "Verdict", fmt.Sprintf("Gateway %s/%s: %s", gwNS, gwName, v.Message))
+	case ok:
+		why = "no other namespace claims its hostnames"
+		ev.Normal(cached, gw, gatewayv1alpha1.EventRouteAccepted, "Verdict", fmt.Sprintf("Gateway %s/%s: accepted; %s", gwNS, gwName, why))
+	}
+	log.FromContext(ctx).Info("verdict written", "kind", kind, "route", client.ObjectKeyFromObject(cached), "accepted", ok && v.Accepted, "why", why)
 	return nil
 }

@@ -1,0 +1,50 @@
+package controller
+
+import (
+	"testing"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestCertReady: a Certificate's Ready counts only for its current
+// generation (its dnsNames changed since: not ready yet), and a Certificate
+// that does not exist has no status.
+func TestCertReady(t *testing.T) {
+	cert := func(gen, observed int64, s cmmeta.ConditionStatus) *cmv1.Certificate {
+		c := &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Generation: gen}}
+		c.Status.Conditions = []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: s, Reason: "R", ObservedGeneration: observed}}
+		return c
+	}
+	tests := []struct {
+		name  string
+		cert  *cmv1.Certificate
+		found bool
+		want  metav1.ConditionStatus
+	}{
+		{"ready", cert(2, 2, cmmeta.ConditionTrue), true, metav1.ConditionTrue},
+		{"failed", cert(2, 2, cmmeta.ConditionFalse), true, metav1.ConditionFalse},
+		{"ready for an older generation", cert(3, 2, cmmeta.ConditionTrue), true, ""},
+		{"not found", cert(2, 2, cmmeta.ConditionTrue), false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := certReady("c", tt.cert, tt.found); got.Status != tt.want || got.Name != "c" {
+				t.Errorf("certReady() = %+v, want status %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestReadyState: the Issuer's Ready condition with its reason and message.
+func TestReadyState(t *testing.T) {
+	conds := []cmv1.IssuerCondition{{Type: cmv1.IssuerConditionReady, Status: cmmeta.ConditionFalse, Reason: "ErrRegisterACMEAccount", Message: "no"}}
+	got := readyState("i", conds, true)
+	if got.Status != metav1.ConditionFalse || got.Reason != "ErrRegisterACMEAccount" || got.Message != "no" {
+		t.Errorf("readyState() = %+v", got)
+	}
+	if got := readyState("i", conds, false); got.Status != "" {
+		t.Errorf("readyState(not found) = %+v", got)
+	}
+}

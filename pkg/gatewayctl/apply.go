@@ -1,0 +1,85 @@
+package gatewayctl
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
+)
+
+// OwnedApplier applies the objects a TenantGateway controls (the Gateway and
+// redirect route of gateway-listeners, the Issuer and Certificates of
+// gateway-certs): the one apply path both controllers share.
+type OwnedApplier struct {
+	// Client reads from the cache and writes to the API server.
+	Client client.Client
+	// APIReader reads the managed fields the cache strips (adoption).
+	APIReader client.Reader
+	// FieldManager is the controller's name.
+	FieldManager string
+	// Events records each write on the TenantGateway.
+	Events Events
+}
+
+// Apply server-side applies desired (controller owner: tgw) unless live
+// already matches it. live is the object as read, nil when it does not
+// exist; the caller checked with the ownership guard that tgw controls it.
+// An object upstream Cozystack's controller created is adopted first
+// (Adopt), so that this apply alone decides its spec. A write is logged at
+// Info and recorded as an Applied event, both saying why.
+func (a OwnedApplier) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object,
+	gvk schema.GroupVersionKind, live client.Object) (ssa.Result, error) {
+	u, err := Desired(desired, gvk, Owner(tgw))
+	if err != nil {
+		return ssa.Unchanged, err
+	}
+	if live == nil && a.APIReader != nil {
+		// The cache may lag this controller's own create: confirm the
+		// absence before creating, so a stale cache neither writes nor
+		// reports a creation twice. An object the cache does not show yet
+		// is decided when its watch event brings the next reconcile.
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(gvk)
+		err := a.APIReader.Get(ctx, client.ObjectKeyFromObject(u), probe)
+		switch {
+		case err == nil:
+			return ssa.Unchanged, nil
+		case !apierrors.IsNotFound(err):
+			return ssa.Unchanged, fmt.Errorf("reading %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
+		}
+	}
+	var liveU *unstructured.Unstructured
+	if live != nil {
+		if CreatedUpstream(live) {
+			if _, err := Adopt(ctx, a.Client, a.APIReader, gvk, client.ObjectKeyFromObject(live), a.FieldManager); err != nil {
+				return ssa.Unchanged, err
+			}
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+		if err != nil {
+			return ssa.Unchanged, err
+		}
+		liveU = &unstructured.Unstructured{Object: m}
+	}
+	res, err := Apply(ctx, ssa.Applier{Client: a.Client, FieldManager: a.FieldManager}, u, liveU)
+	if err != nil {
+		return res, fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
+	}
+	if res != ssa.Unchanged {
+		why := "it did not exist"
+		if live != nil {
+			why = "it differed from the desired state"
+		}
+		log.FromContext(ctx).Info("applied", "kind", gvk.Kind, "name", u.GetName(), "result", res.String(), "why", why)
+		a.Events.Normal(tgw, u, gatewayv1alpha1.EventApplied, "Apply", fmt.Sprintf("%s %s %s: %s", gvk.Kind, u.GetName(), res.String(), why))
+	}
+	return res, nil
+}

@@ -1,0 +1,73 @@
+package tenantgateway
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Tenant namespaces, as upstream Cozystack's tenant chart names them: the root
+// tenant lives in tenant-root; a child <name> of the root in tenant-<name>; a
+// child <name> of any other tenant in <parent namespace>-<name>. Tenant names
+// have no hyphen (^[a-z][a-z0-9]*$), so "<namespace>-" prefixes exactly the
+// descendants of a tenant.
+const (
+	// RootTenantNamespace is the root tenant's namespace.
+	RootTenantNamespace = "tenant-root"
+	// TenantNamespacePrefix starts every tenant namespace.
+	TenantNamespacePrefix = "tenant-"
+)
+
+// AttachRefusal is an attachedNamespaces entry a TenantGateway may not attach,
+// with the message saying why and what to do.
+type AttachRefusal struct {
+	Namespace string
+	Message   string
+}
+
+// MayAttach decides whether a TenantGateway in namespace owner may attach
+// namespace ns (an entry of spec.attachedNamespaces), that is make the routes
+// of ns eligible for its Gateway and let ns-labels write
+// namespace.cozystack.io/gateway=<owner> there. It returns "" when allowed, a
+// message otherwise. The rule:
+//
+//   - its own namespace, always;
+//   - from a namespace that is not a tenant namespace (a platform namespace,
+//     which only cluster administrators write), any namespace;
+//   - from the root tenant (tenant-root), any namespace: the shared platform
+//     namespaces (cozy-*, default) are published through the root tenant's
+//     Gateway, and every tenant descends from the root;
+//   - from any other tenant, only its descendants (<owner>-<name>...): a
+//     shared namespace or another branch's tenant is not its to claim.
+//
+// A child tenant's TenantGateway thus cannot race the root's for a cozy-*
+// namespace: whichever is written first, only the root's may attach it.
+// Pure; the admission policy policies/gateway-attached-namespaces.yaml says
+// the same in CEL for callers that are not trusted.
+func MayAttach(owner, ns string) string {
+	switch {
+	case ns == owner, !strings.HasPrefix(owner, TenantNamespacePrefix), owner == RootTenantNamespace,
+		strings.HasPrefix(ns, owner+"-"):
+		return ""
+	case strings.HasPrefix(ns, TenantNamespacePrefix):
+		return fmt.Sprintf("%s is not a descendant of tenant namespace %s: a TenantGateway attaches only its own tenant's descendants (%s-*); "+
+			"the tenant of %s publishes through its own or its parent's Gateway", ns, owner, owner, ns)
+	}
+	return fmt.Sprintf("%s is a shared namespace: only the root tenant's TenantGateway (namespace %s) may attach it; "+
+		"remove it from spec.attachedNamespaces (its routes are published through the root tenant's Gateway)", ns, RootTenantNamespace)
+}
+
+// AllowedAttachments splits a TenantGateway's attachedNamespaces by MayAttach:
+// the namespaces it may attach (its own namespace first) and the refused
+// entries, in the order given.
+func AllowedAttachments(owner string, attached []string) ([]string, []AttachRefusal) {
+	allowed := []string{owner}
+	var refused []AttachRefusal
+	for _, ns := range attached {
+		if msg := MayAttach(owner, ns); msg != "" {
+			refused = append(refused, AttachRefusal{Namespace: ns, Message: msg})
+			continue
+		}
+		allowed = append(allowed, ns)
+	}
+	return allowed, refused
+}
