@@ -98,8 +98,12 @@ func NewRootCommand(name string, streams Streams) *cobra.Command {
 func newRoot(name string, streams Streams) (*cobra.Command, *Root) {
 	cmd := &cobra.Command{
 		Use:   "cozyplane",
-		Short: "Operate cozyplane: migrate a Cozystack cluster to it, and more to come",
-		Long: `cozyplane operates a cluster running cozyplane's controllers.
+		Short: "Operate cozyplane: list, trace, reconcile, suspend and resume instances, approve plans, migrate from Cozystack",
+		Long: `cozyplane operates a cluster running cozyplane's controllers: it lists
+instances (get), shows what an instance or a TenantGateway became (trace),
+asks for a reconcile, suspends and resumes instances, approves Terraform plans,
+and migrates a Cozystack cluster's applications (migrate). Each operation on an
+instance is an annotation that plain kubectl can write as well (docs/cli.md).
 
 It reads the kubeconfig like kubectl does (KUBECONFIG, --kubeconfig, --context,
 -n/--namespace). Installed as kubectl-cozyplane on the PATH, it is also the
@@ -114,7 +118,8 @@ kubectl plugin "kubectl cozyplane".`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	root := &Root{Streams: streams, Kube: newKube(cmd.PersistentFlags())}
-	cmd.AddCommand(newMigrateCommand(root))
+	cmd.AddCommand(newMigrateCommand(root), newGetCommand(root), newTraceCommand(root), newReconcileCommand(root),
+		newSuspendCommand(root, true), newSuspendCommand(root, false), newApproveCommand(root))
 	return cmd, root
 }
 

@@ -100,3 +100,33 @@ func TestKubeconfigLikeKubectl(t *testing.T) {
 		}
 	}
 }
+
+func TestOperationCommandsHelp(t *testing.T) {
+	for cmd, wants := range map[string][]string{
+		"get":       {"cozyplane get [KIND] [flags]", "-A, --all-namespaces"},
+		"trace":     {"cozyplane trace KIND/NAME [flags]", "--no-color", "tgw/NAME"},
+		"reconcile": {"--timeout", "kubectl annotate --overwrite KIND NAME reconcile.fluxcd.io/requestedAt="},
+		"suspend":   {"kubectl annotate KIND NAME apps.cozystack.io/suspend=true"},
+		"resume":    {"kubectl annotate KIND NAME apps.cozystack.io/suspend-"},
+		"approve":   {"apps.cozystack.io/approve-plan", "status.backend.pendingPlan"},
+	} {
+		out, err := run(t, "cozyplane", cmd, "--help")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range wants {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s --help lacks %q:\n%s", cmd, w, out)
+			}
+		}
+	}
+}
+
+func TestMalformedReferenceIsRefusedBeforeAnyRequest(t *testing.T) {
+	for _, cmd := range []string{"trace", "reconcile", "suspend", "resume", "approve"} {
+		_, err := run(t, "cozyplane", cmd, "orders", "--kubeconfig", "/nonexistent")
+		if err == nil || !strings.Contains(err.Error(), `"orders" is not KIND/NAME`) {
+			t.Errorf("%s: got %v", cmd, err)
+		}
+	}
+}
