@@ -57,8 +57,45 @@ helm)
 terraform)
   T=cozy-system:cozystack-terraform
   rbac yes "$T" create terraforms.infra.contrib.fluxcd.io "$ns"
-  printf 'apiVersion: infra.contrib.fluxcd.io/v1alpha2\nkind: Terraform\nmetadata:\n  name: idinfra-made\n  labels: {apps.cozystack.io/application.kind: E2eIdInfra, apps.cozystack.io/application.name: made}\nspec:\n  interval: 1m\n  sourceRef: {kind: OCIRepository, name: m, namespace: cozy-system}\n' \
-    | $a allow -- kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
+  tf='apiVersion: infra.contrib.fluxcd.io/v1alpha2\nkind: Terraform\nmetadata:\n  name: idinfra-made\n  labels: {apps.cozystack.io/application.kind: E2eIdInfra, apps.cozystack.io/application.name: made}\nspec:\n  interval: 1m\n  sourceRef: {kind: OCIRepository, name: m, namespace: cozy-system}\n'
+  # Terraform objects live in platform namespaces cozy-tf-* (docs/terraform-backend.md);
+  # cozystack-terraform-identity-policy refuses them anywhere else.
+  p="cozy-tf-$ns"
+  kubectl create namespace "$p" >/dev/null 2>&1 || true
+  kubectl label namespace "$p" apps.cozystack.io/platform-namespace=Terraform apps.cozystack.io/tenant-namespace="$ns" --overwrite >/dev/null
+  printf "$tf" | $a allow -- kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
+  printf "$tf" | $a deny cozystack-terraform-identity-policy "writes Terraform objects only in platform namespaces cozy-tf-*" -- kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
+  # The runner's ServiceAccount and its RoleBinding to tf-runner-role, in a
+  # labelled platform namespace only (controllers/terraform/internal/tfbackend/runner.go).
+  rbac yes "$T" create serviceaccounts "$p"
+  rbac yes "$T" create rolebindings.rbac.authorization.k8s.io "$p"
+  rbac yes "$T" bind clusterroles.rbac.authorization.k8s.io/tf-runner-role
+  rbac no "$T" bind clusterroles.rbac.authorization.k8s.io/cluster-admin
+  rbac no "$T" update rolebindings.rbac.authorization.k8s.io "$p"
+  rbac no "$T" delete serviceaccounts "$p"
+  rb() { # rb ROLE SUBJECT-KIND SUBJECT-NAMESPACE: a RoleBinding manifest
+    printf 'apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: id-runner}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %s}\nsubjects:\n- {kind: %s, name: tf-runner, namespace: %s, apiGroup: "%s"}\n' \
+      "$1" "$2" "$3" "$([[ $2 == User ]] && echo rbac.authorization.k8s.io)"
+  }
+  $a allow -- kubectl -n "$p" "$(sa $T)" create serviceaccount id-runner --dry-run=server
+  rb tf-runner-role ServiceAccount "$p" | $a allow -- kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
+  $a deny cozystack-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-*" -- \
+    kubectl -n "$ns" "$(sa $T)" create serviceaccount id-runner --dry-run=server
+  rb tf-runner-role ServiceAccount "$ns" | $a deny cozystack-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-*" -- \
+    kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
+  # Its own ClusterRole: RBAC lets it bind that (it holds every right in it); the policy does not.
+  rb cozystack-terraform ServiceAccount "$p" | $a deny cozystack-terraform-identity-policy "binds only the ClusterRole tf-runner-role" -- \
+    kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
+  # tf-runner-role for someone outside the namespace: a tenant's user or another namespace's ServiceAccount.
+  rb tf-runner-role User "" | $a deny cozystack-terraform-identity-policy "binds only the ClusterRole tf-runner-role, to ServiceAccounts of the RoleBinding's own namespace" -- \
+    kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
+  rb tf-runner-role ServiceAccount "$ns" | $a deny cozystack-terraform-identity-policy "to ServiceAccounts of the RoleBinding's own namespace" -- \
+    kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
+  # A cozy-tf-* namespace without the platform label is not the controller's.
+  kubectl label namespace "$p" apps.cozystack.io/platform-namespace- >/dev/null
+  $a deny cozystack-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-* labelled" -- \
+    kubectl -n "$p" "$(sa $T)" create serviceaccount id-runner --dry-run=server
+  kubectl delete namespace "$p" --wait=false >/dev/null
   rbac no "$T" create helmreleases.helm.toolkit.fluxcd.io "$ns"
   rbac no "$T" update secrets "$ns"
   ;;

@@ -117,38 +117,8 @@ delete-backing)
   $a deny $B "DELETE by mallory is refused" -- "${K[@]}" delete --raw "/apis/helm.toolkit.fluxcd.io/v2/namespaces/$t/helmreleases"
   admin get helmrelease atk-web >/dev/null
   ;;
-terraform-object)
-  can patch terraforms.infra.contrib.fluxcd.io; can delete terraforms.infra.contrib.fluxcd.io
-  $a deny $B "Terraform $t/atkinfra-net is the backing object of the instance E2eAtkInfra/net" -- \
-    "${K[@]}" patch terraform atkinfra-net --type=merge -p '{"spec":{"approvePlan":"auto"}}'
-  $a deny $B "Change the instance E2eAtkInfra/net instead" -- "${K[@]}" patch terraform atkinfra-net --type=merge -p '{"spec":{"runnerPodTemplate":{"spec":{"image":"evil"}}}}'
-  $a deny $B "DELETE by mallory is refused" -- "${K[@]}" delete terraform atkinfra-net
-  printf 'apiVersion: infra.contrib.fluxcd.io/v1alpha2\nkind: Terraform\nmetadata:\n  name: atkinfra-evil\n  labels: {apps.cozystack.io/application.kind: E2eAtkInfra, apps.cozystack.io/application.name: evil}\nspec:\n  interval: 1m\n  approvePlan: auto\n  sourceRef: {kind: OCIRepository, name: evil, namespace: cozy-system}\n' \
-    | $a deny $B "CREATE by mallory is refused" -- "${K[@]}" create -f -
-  ;;
-approve-prefix)
-  can patch e2eatkinfras.apps.cozystack.io
-  # Play tofu-controller: a plan with changes waits for approval.
-  gen=$(admin get terraform atkinfra-net -o jsonpath='{.metadata.generation}')
-  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  admin patch terraform atkinfra-net --subresource=status --type=merge -p "{\"status\":{\"observedGeneration\":$gen,\"plan\":{\"pending\":\"plan-main-6e1fb1aea8\"},
-    \"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
-  # tofu-controller applies a pending plan whose id starts with spec.approvePlan:
-  # approving a prefix would approve every later plan in advance.
-  for prefix in plan- plan-main- plan-main-6e1fb1aea; do
-    $a allow -- "${K[@]}" annotate --overwrite e2eatkinfra net apps.cozystack.io/approve-plan="$prefix"
-    refused() {
-      [[ "$(admin get e2eatkinfra net -o jsonpath='{.status.conditions[?(@.type=="PlanApproved")].reason}')" == PlanNotPending &&
-         "$(admin get e2eatkinfra net -o jsonpath='{.status.conditions[?(@.type=="PlanApproved")].message}')" == *"plan $1 was not forwarded: the pending plan is plan-main-6e1fb1aea8"* ]]
-    }
-    wait_for "the instance reports the approval of $prefix as PlanNotPending" refused "$prefix"
-    [[ -z "$(admin get terraform atkinfra-net -o jsonpath='{.spec.approvePlan}')" ]] || { echo "prefix $prefix reached spec.approvePlan"; exit 1; }
-  done
-  # the exact id is forwarded
-  $a allow -- "${K[@]}" annotate --overwrite e2eatkinfra net apps.cozystack.io/approve-plan=plan-main-6e1fb1aea8
-  forwarded() { [[ "$(admin get terraform atkinfra-net -o jsonpath='{.spec.approvePlan}')" == plan-main-6e1fb1aea8 ]]; }
-  wait_for "the exact plan id reaches spec.approvePlan" forwarded
-  ;;
+# terraform-object and approve-prefix: terraform.sh (the Terraform object is in
+# the platform namespace).
 orphan-delete)
   can delete e2eatkapps.apps.cozystack.io; can deletecollection e2eatkapps.apps.cozystack.io
   $a deny $O "with orphaning (propagationPolicy Orphan, --cascade=orphan, or orphanDependents) is refused: it would leave its backing HelmRelease or Terraform object running without an instance" -- \
