@@ -1,0 +1,77 @@
+package instance
+
+// Deleting an instance: the finalizer holds it until its backing object is gone.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
+)
+
+// reconcileDelete holds a finalizing instance until its backing object is
+// gone, then lets it go.
+func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (ctrl.Result, error) {
+	if _, ok := r.Backend.(Finalizing); !ok {
+		return ctrl.Result{}, nil
+	}
+	var ours []string
+	for _, f := range inst.GetFinalizers() {
+		if contains(r.ourFinalizers(def), f) {
+			ours = append(ours, f)
+		}
+	}
+	if len(ours) == 0 {
+		return ctrl.Result{}, nil
+	}
+	// The backing object at the derived name in the instance's namespace
+	// when the instance controls it, and every object it owns elsewhere
+	// (platform.go).
+	target := &unstructured.Unstructured{}
+	target.SetGroupVersionKind(r.Backend.TargetGVK())
+	target.SetNamespace(inst.GetNamespace())
+	target.SetName(r.Backend.TargetName(def, inst))
+	live, err := ssa.Get(ctx, r.APIReader, target)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if live != nil && ownership.Check(live.GetKind(), live, ownerOf(inst)) != nil {
+		live = nil
+	}
+	left, err := r.deleteOwned(ctx, inst, live)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(left) > 0 {
+		live = left[0]
+		old, _ := readStatus(inst)
+		status := *old.DeepCopy()
+		h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonDeleting,
+			fmt.Sprintf("waiting for %s %s/%s to be deleted (its resources are being destroyed)", live.GetKind(), live.GetNamespace(), live.GetName()))
+		if err := r.writeStatus(ctx, inst, old, &status); err != nil && !apierrors.IsNotFound(err) {
+			return reconcileerr.Result(err)
+		}
+		// The backing object's deletion event brings us back.
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	}
+	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	for _, f := range ours {
+		controllerutil.RemoveFinalizer(inst, f)
+	}
+	if err := r.Client.Patch(ctx, inst, patch); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}

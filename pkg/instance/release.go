@@ -1,0 +1,126 @@
+package instance
+
+// Releasing: after a definition moves to another backend, this backend keeps
+// watching the instances that still carry its finalizers, so they can be
+// deleted.
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
+)
+
+// releaseKind is called for a definition that does not name this backend.
+// A Releasing backend keeps watching its kind, metadata only and only
+// instances carrying its finalizers, so that instances it held before the
+// definition moved to another backend can still be deleted.
+func (r *Reconciler) releaseKind(obj *cozyv1alpha1.ApplicationDefinition) error {
+	if _, ok := r.Backend.(Releasing); !ok || obj.Status.CRDName == "" || obj.Spec.Application.Kind == "" {
+		return nil
+	}
+	gvk := appsv1alpha1.GroupVersion.WithKind(obj.Spec.Application.Kind)
+	if r.defs.servesKind(gvk) {
+		return nil
+	}
+	r.releasedMu.Lock()
+	defer r.releasedMu.Unlock()
+	if r.released == nil {
+		r.released = map[schema.GroupVersionKind]string{}
+	}
+	if _, ok := r.released[gvk]; ok {
+		return nil
+	}
+	if err := r.watches.Watch(gvk, dynamicwatch.Options{MetadataOnly: true, Filter: r.holdsOurs}); err != nil {
+		return err
+	}
+	r.released[gvk] = obj.Name
+	return nil
+}
+
+// unreleaseDefinition stops releasing the kind of a definition that is gone.
+func (r *Reconciler) unreleaseDefinition(ctx context.Context, name string) error {
+	r.releasedMu.Lock()
+	var gvk *schema.GroupVersionKind
+	for g, n := range r.released {
+		if n == name {
+			gvk = &g
+		}
+	}
+	r.releasedMu.Unlock()
+	if gvk == nil {
+		return nil
+	}
+	return r.unreleaseKind(ctx, *gvk)
+}
+
+// unreleaseKind stops the metadata-only watch of a kind this backend serves
+// again (or whose definition is gone), so the full watch can take its place.
+func (r *Reconciler) unreleaseKind(ctx context.Context, gvk schema.GroupVersionKind) error {
+	r.releasedMu.Lock()
+	defer r.releasedMu.Unlock()
+	if _, ok := r.released[gvk]; !ok {
+		return nil
+	}
+	delete(r.released, gvk)
+	return r.watches.Unwatch(ctx, gvk)
+}
+
+func (r *Reconciler) isReleased(gvk schema.GroupVersionKind) bool {
+	r.releasedMu.Lock()
+	defer r.releasedMu.Unlock()
+	_, ok := r.released[gvk]
+	return ok
+}
+
+func (r *Reconciler) releasedCount() int {
+	r.releasedMu.Lock()
+	defer r.releasedMu.Unlock()
+	return len(r.released)
+}
+
+// reconcileReleased handles an instance of a kind whose definition names
+// another backend now. While it lives, nothing is done: its backing objects
+// stay as they are (the backend never destroys resources because a
+// definition changed) and its finalizer keeps it owning them. When it is
+// deleted, the backing objects it owns are deleted, and once they are gone
+// its finalizers come off.
+func (r *Reconciler) reconcileReleased(ctx context.Context, req dynamicwatch.Request) (ctrl.Result, error) {
+	inst := &metav1.PartialObjectMetadata{}
+	inst.SetGroupVersionKind(req.GVK)
+	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if inst.GetDeletionTimestamp().IsZero() || !r.holdsOurs(inst) {
+		return ctrl.Result{}, nil
+	}
+	left, err := r.deleteOwned(ctx, inst, nil)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(left) > 0 {
+		// The backing object's deletion event brings us back.
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	}
+	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	for _, f := range r.ourFinalizers(nil) {
+		controllerutil.RemoveFinalizer(inst, f)
+	}
+	if err := r.Client.Patch(ctx, inst, patch); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	log.FromContext(ctx).Info("released an instance whose definition names another backend", "kind", req.GVK.Kind, "instance", req.NamespacedName)
+	return ctrl.Result{}, nil
+}
+
+// errNamespaceGone: the platform namespace vanished between our check and
