@@ -75,27 +75,19 @@ func TestKilledMidWayConverges(t *testing.T) {
 	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, func() int { return len(ours()) }, 3, n, "CRDs written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline := time.Now().Add(120 * time.Second)
-	ready := 0
-	for time.Now().Before(deadline) {
+	testenv.Eventually(t, 120*time.Second, func() (bool, string, error) {
 		list := &cozyv1alpha1.ApplicationDefinitionList{}
 		if err := c.List(ctx, list); err != nil {
-			t.Fatal(err)
+			return false, "", err
 		}
-		ready = 0
+		ready := 0
 		for i := range list.Items {
 			if meta.IsStatusConditionTrue(list.Items[i].Status.Conditions, cozyv1alpha1.ConditionReady) {
 				ready++
 			}
 		}
-		if ready == n {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if ready != n {
-		t.Fatalf("%d of %d definitions Ready after the restart", ready, n)
-	}
+		return ready == n, fmt.Sprintf("%d of %d definitions Ready after the restart", ready, n), nil
+	})
 	crds := ours()
 	if len(crds) != n {
 		t.Fatalf("%d CRDs, want %d", len(crds), n)

@@ -77,26 +77,22 @@ func TestKilledMidWayConverges(t *testing.T) {
 	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, func() int { return count(&cmv1.CertificateList{}) }, 5, n*hosts, "Certificates written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline := time.Now().Add(120 * time.Second)
-	reported := 0
-	for time.Now().Before(deadline) {
+	testenv.Eventually(t, 120*time.Second, func() (bool, string, error) {
 		list := &gatewayv1alpha1.TenantGatewayList{}
-		check(t, c.List(ctx, list))
-		reported = 0
+		if err := c.List(ctx, list); err != nil {
+			return false, "", err
+		}
+		reported := 0
 		for _, tgw := range list.Items {
 			cond := meta.FindStatusCondition(tgw.Status.Conditions, gatewayv1alpha1.ConditionCertificatesReady)
 			if cond != nil && cond.ObservedGeneration == tgw.Generation {
 				reported++
 			}
 		}
-		if reported == n && count(&cmv1.CertificateList{}) == n*hosts {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if reported != n {
-		t.Fatalf("%d of %d TenantGateways report CertificatesReady with all %d Certificates written", reported, n, n*hosts)
-	}
+		certs := count(&cmv1.CertificateList{})
+		return reported == n && certs == n*hosts,
+			fmt.Sprintf("%d of %d TenantGateways report CertificatesReady; %d of %d Certificates written", reported, n, certs, n*hosts), nil
+	})
 
 	issuers := &cmv1.IssuerList{}
 	check(t, c.List(ctx, issuers))

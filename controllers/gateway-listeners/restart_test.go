@@ -81,25 +81,19 @@ func TestKilledMidWayConverges(t *testing.T) {
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
 	want := routes + 4
-	deadline := time.Now().Add(120 * time.Second)
-	done := 0
-	for time.Now().Before(deadline) {
+	testenv.Eventually(t, 120*time.Second, func() (bool, string, error) {
 		list := &gatewayv1alpha1.TenantGatewayList{}
-		check(t, c.List(ctx, list))
-		done = 0
+		if err := c.List(ctx, list); err != nil {
+			return false, "", err
+		}
+		done := 0
 		for _, tgw := range list.Items {
 			if len(tgw.Status.Listeners) == want && tgw.Status.ObservedGeneration == tgw.Generation {
 				done++
 			}
 		}
-		if done == n {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if done != n {
-		t.Fatalf("%d of %d TenantGateways report their %d listeners after the restart", done, n, want)
-	}
+		return done == n, fmt.Sprintf("%d of %d TenantGateways report their %d listeners after the restart", done, n, want), nil
+	})
 	gws := gateways()
 	if len(gws) != n {
 		t.Fatalf("%d Gateways, want %d", len(gws), n)

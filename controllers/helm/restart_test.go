@@ -85,10 +85,10 @@ spec:
 	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=20", "--kube-api-burst=20", "--workers=2"}, count, 20, n, "HelmReleases written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline := time.Now().Add(90 * time.Second)
-	for count() < n && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, 90*time.Second, func() (bool, string, error) {
+		k := count()
+		return k >= n, fmt.Sprintf("%d of %d HelmReleases after the restart", k, n), nil
+	})
 
 	list := &helmv2.HelmReleaseList{}
 	if err := c.List(ctx, list, client.InNamespace("tenant-r")); err != nil {

@@ -86,26 +86,22 @@ func TestKilledMidWayConverges(t *testing.T) {
 	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, labelled, 5, len(want), "namespaces labelled")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline := time.Now().Add(120 * time.Second)
-	reported := 0
-	for time.Now().Before(deadline) {
+	testenv.Eventually(t, 120*time.Second, func() (bool, string, error) {
 		list := &gatewayv1alpha1.TenantGatewayList{}
-		check(t, c.List(ctx, list))
-		reported = 0
+		if err := c.List(ctx, list); err != nil {
+			return false, "", err
+		}
+		reported := 0
 		for _, tgw := range list.Items {
 			cond := meta.FindStatusCondition(tgw.Status.Conditions, gatewayv1alpha1.ConditionNamespacesAttached)
 			if cond != nil && cond.ObservedGeneration == tgw.Generation {
 				reported++
 			}
 		}
-		if reported == n && labelled() == len(want) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if reported != n {
-		t.Fatalf("%d of %d TenantGateways report NamespacesAttached", reported, n)
-	}
+		k := labelled()
+		return reported == n && k == len(want),
+			fmt.Sprintf("%d of %d TenantGateways report NamespacesAttached; %d of %d namespaces labelled", reported, n, k, len(want)), nil
+	})
 	list := &corev1.NamespaceList{}
 	check(t, c.List(ctx, list))
 	for _, ns := range list.Items {

@@ -108,12 +108,12 @@ func TestKilledMidWayConverges(t *testing.T) {
 	testenv.KillMidWay(t, bin, kubeconfig, []string{"--kube-api-qps=5", "--kube-api-burst=5", "--workers=1"}, func() int { n, _ := verdicts(); return n }, 10, spaces*perSpace, "verdicts written")
 
 	second := testenv.StartController(t, bin, kubeconfig, "--resync-period=10s")
-	deadline := time.Now().Add(120 * time.Second)
-	total, lost := verdicts()
-	for ; total != spaces*perSpace && time.Now().Before(deadline); total, lost = verdicts() {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if total != spaces*perSpace || lost != (spaces-1)*perSpace {
+	var total, lost int
+	testenv.Eventually(t, 120*time.Second, func() (bool, string, error) {
+		total, lost = verdicts()
+		return total == spaces*perSpace, fmt.Sprintf("%d of %d verdicts after the restart", total, spaces*perSpace), nil
+	})
+	if lost != (spaces-1)*perSpace {
 		t.Fatalf("after the restart: %d verdicts (want %d), %d lost (want %d)", total, spaces*perSpace, lost, (spaces-1)*perSpace)
 	}
 
