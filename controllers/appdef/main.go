@@ -6,12 +6,8 @@
 package main
 
 import (
-	"flag"
-	"os"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -24,34 +20,26 @@ import (
 const Name = "cozystack-appdef"
 
 func main() {
-	opts := manager.NewOptions(Name)
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-
-	scheme := runtime.NewScheme()
-	must(clientgoscheme.AddToScheme(scheme))
-	must(apiextensionsv1.AddToScheme(scheme))
-	must(cozyv1alpha1.AddToScheme(scheme))
-
-	mgr, err := manager.New(opts, scheme, controller.CacheOptions())
-	must(err)
-	md, err := metadata.NewForConfig(mgr.GetConfig())
-	must(err)
-	r := &controller.Reconciler{
-		Client:       mgr.GetClient(),
-		APIReader:    mgr.GetAPIReader(),
-		Metadata:     md,
-		Recorder:     mgr.GetEventRecorder(Name),
-		FieldManager: Name,
-		Workers:      opts.Workers,
-	}
-	must(r.SetupWithManager(mgr))
-	manager.Start(mgr)
-}
-
-func must(err error) {
-	if err != nil {
-		ctrl.Log.WithName("setup").Error(err, "cannot start")
-		os.Exit(1)
-	}
+	manager.Main(manager.Program{
+		Name:    Name,
+		Schemes: []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme, cozyv1alpha1.AddToScheme},
+		Cache: func(*manager.Options) ([]manager.Customize, error) {
+			return []manager.Customize{controller.CacheOptions()}, nil
+		},
+		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
+			md, err := metadata.NewForConfig(mgr.GetConfig())
+			if err != nil {
+				return err
+			}
+			r := &controller.Reconciler{
+				Client:       mgr.GetClient(),
+				APIReader:    mgr.GetAPIReader(),
+				Metadata:     md,
+				Recorder:     mgr.GetEventRecorder(Name),
+				FieldManager: Name,
+				Workers:      opts.Workers,
+			}
+			return r.SetupWithManager(mgr)
+		},
+	})
 }

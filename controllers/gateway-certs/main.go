@@ -6,12 +6,10 @@
 package main
 
 import (
-	"flag"
-	"os"
+	"errors"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -25,28 +23,14 @@ import (
 const Name = "cozystack-gateway-certs"
 
 func main() {
-	opts := manager.NewOptions(Name)
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-
-	scheme := runtime.NewScheme()
-	must(clientgoscheme.AddToScheme(scheme))
-	must(gatewayv1.Install(scheme))
-	must(cmv1.AddToScheme(scheme))
-	must(gatewayv1alpha1.AddToScheme(scheme))
-
-	mgr, err := manager.New(opts, scheme)
-	must(err)
-	r := &controller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Name: Name, Recorder: mgr.GetEventRecorder(Name)}
-	must(r.SetupWithManager(mgr, opts.Workers))
-	must(gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Issuer", &cmv1.IssuerList{}))
-	must(gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Certificate", &cmv1.CertificateList{}))
-	manager.Start(mgr)
-}
-
-func must(err error) {
-	if err != nil {
-		ctrl.Log.WithName("setup").Error(err, "cannot start")
-		os.Exit(1)
-	}
+	manager.Main(manager.Program{
+		Name:    Name,
+		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme},
+		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
+			r := &controller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Name: Name, Recorder: mgr.GetEventRecorder(Name)}
+			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
+				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Issuer", &cmv1.IssuerList{}),
+				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Certificate", &cmv1.CertificateList{}))
+		},
+	})
 }

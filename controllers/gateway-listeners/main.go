@@ -6,11 +6,9 @@
 package main
 
 import (
-	"flag"
-	"os"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -24,27 +22,14 @@ import (
 const Name = "cozystack-gateway-listeners"
 
 func main() {
-	opts := manager.NewOptions(Name)
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-
-	scheme := runtime.NewScheme()
-	must(clientgoscheme.AddToScheme(scheme))
-	must(gatewayv1.Install(scheme))
-	must(gatewayv1alpha1.AddToScheme(scheme))
-
-	mgr, err := manager.New(opts, scheme)
-	must(err)
-	r := &controller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Name: Name, Recorder: mgr.GetEventRecorder(Name)}
-	must(r.SetupWithManager(mgr, opts.Workers))
-	must(gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Gateway", &gatewayv1.GatewayList{}))
-	must(gatewayctl.ManagedObjects(mgr.GetClient(), Name, "HTTPRoute", &gatewayv1.HTTPRouteList{}))
-	manager.Start(mgr)
-}
-
-func must(err error) {
-	if err != nil {
-		ctrl.Log.WithName("setup").Error(err, "cannot start")
-		os.Exit(1)
-	}
+	manager.Main(manager.Program{
+		Name:    Name,
+		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
+		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
+			r := &controller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Name: Name, Recorder: mgr.GetEventRecorder(Name)}
+			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
+				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Gateway", &gatewayv1.GatewayList{}),
+				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "HTTPRoute", &gatewayv1.HTTPRouteList{}))
+		},
+	})
 }

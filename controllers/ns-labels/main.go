@@ -7,11 +7,7 @@
 package main
 
 import (
-	"flag"
-	"os"
-
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
@@ -23,24 +19,12 @@ import (
 const Name = "cozystack-ns-labels"
 
 func main() {
-	opts := manager.NewOptions(Name)
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-
-	scheme := runtime.NewScheme()
-	must(clientgoscheme.AddToScheme(scheme))
-	must(gatewayv1alpha1.AddToScheme(scheme))
-
-	mgr, err := manager.New(opts, scheme)
-	must(err)
-	r := &controller.Reconciler{Client: mgr.GetClient(), Name: Name, Recorder: mgr.GetEventRecorder(Name)}
-	must(r.SetupWithManager(mgr, opts.Workers))
-	manager.Start(mgr)
-}
-
-func must(err error) {
-	if err != nil {
-		ctrl.Log.WithName("setup").Error(err, "cannot start")
-		os.Exit(1)
-	}
+	manager.Main(manager.Program{
+		Name:    Name,
+		Schemes: []func(*runtime.Scheme) error{gatewayv1alpha1.AddToScheme},
+		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
+			r := &controller.Reconciler{Client: mgr.GetClient(), Name: Name, Recorder: mgr.GetEventRecorder(Name)}
+			return r.SetupWithManager(mgr, opts.Workers)
+		},
+	})
 }

@@ -1,12 +1,8 @@
 package instance
 
 import (
-	"flag"
-	"os"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
@@ -18,39 +14,34 @@ import (
 // flags, manager, the generic reconciler around backend, run until
 // signalled. addToScheme registers the backing objects' Go types.
 func Main(name string, backend Backend, addToScheme func(*runtime.Scheme) error) {
-	opts := manager.NewOptions(name)
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-
-	scheme := runtime.NewScheme()
-	must(clientgoscheme.AddToScheme(scheme))
-	must(cozyv1alpha1.AddToScheme(scheme))
-	must(addToScheme(scheme))
-
-	// A shard (--watch-label-selector) owns the instances matching the
-	// selector and their backing objects; every shard reads all definitions.
-	opts.Sharded = func(gvk schema.GroupVersionKind) bool { return gvk.Group == appsv1alpha1.GroupVersion.Group }
-	sel, err := opts.Selector()
-	must(err)
-	shard, err := manager.PrefixedRequirements(sel, appsv1alpha1.InstanceLabelPrefix)
-	must(err)
-	mgr, err := manager.New(opts, scheme, CacheOptions(backend, shard...))
-	must(err)
-	r := &Reconciler{
-		Name:      name,
-		Backend:   backend,
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder(name),
-		Workers:   opts.Workers,
-	}
-	must(r.SetupWithManager(mgr))
-	manager.Start(mgr)
-}
-
-func must(err error) {
-	if err != nil {
-		ctrl.Log.WithName("setup").Error(err, "cannot start")
-		os.Exit(1)
-	}
+	manager.Main(manager.Program{
+		Name:    name,
+		Schemes: []func(*runtime.Scheme) error{cozyv1alpha1.AddToScheme, addToScheme},
+		Cache: func(opts *manager.Options) ([]manager.Customize, error) {
+			// A shard (--watch-label-selector) owns the instances matching
+			// the selector and their backing objects; every shard reads all
+			// definitions.
+			opts.Sharded = func(gvk schema.GroupVersionKind) bool { return gvk.Group == appsv1alpha1.GroupVersion.Group }
+			sel, err := opts.Selector()
+			if err != nil {
+				return nil, err
+			}
+			shard, err := manager.PrefixedRequirements(sel, appsv1alpha1.InstanceLabelPrefix)
+			if err != nil {
+				return nil, err
+			}
+			return []manager.Customize{CacheOptions(backend, shard...)}, nil
+		},
+		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
+			r := &Reconciler{
+				Name:      name,
+				Backend:   backend,
+				Client:    mgr.GetClient(),
+				APIReader: mgr.GetAPIReader(),
+				Recorder:  mgr.GetEventRecorder(name),
+				Workers:   opts.Workers,
+			}
+			return r.SetupWithManager(mgr)
+		},
+	})
 }
