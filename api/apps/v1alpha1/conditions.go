@@ -33,8 +33,6 @@ const (
 	// ReasonBackingObjectNotOwned: an object with the derived name exists and
 	// is not controlled by this instance; it is left untouched.
 	ReasonBackingObjectNotOwned = "BackingObjectNotOwned"
-	// ReasonDefinitionNotFound: no ApplicationDefinition serves this kind.
-	ReasonDefinitionNotFound = "DefinitionNotFound"
 	// ReasonInvalidSpec: the spec cannot be encoded for the backend (e.g. a
 	// variable name that is not an HCL identifier).
 	ReasonInvalidSpec = "InvalidSpec"
