@@ -138,7 +138,7 @@ func (r *Reconciler) applyRoles(ctx context.Context, def *cozyv1alpha1.Applicati
 				ssa.Corrected: "it had been changed by someone else; put back",
 			}[res]
 			log.FromContext(ctx).Info("wrote ClusterRole", "clusterRole", role.Name, "result", res.String(), "why", why)
-			r.event(def, corev1EventNormal, EventRolePublished, "Apply", fmt.Sprintf("ClusterRole %s %s: %s", role.Name, res, why))
+			r.eventAbout(def, u, corev1EventNormal, EventRolePublished, "Apply", fmt.Sprintf("ClusterRole %s %s: %s", role.Name, res, why))
 		}
 	}
 	if err := r.deleteRoles(ctx, def, want); err != nil {
@@ -176,7 +176,7 @@ func (r *Reconciler) deleteRoles(ctx context.Context, def *cozyv1alpha1.Applicat
 			why = "the definition is deleted"
 		}
 		log.FromContext(ctx).Info("deleted ClusterRole", "clusterRole", role.Name, "why", why)
-		r.event(def, corev1EventNormal, EventRoleDeleted, "Delete", fmt.Sprintf("deleted ClusterRole %s: %s", role.Name, why))
+		r.eventAbout(def, role, corev1EventNormal, EventRoleDeleted, "Delete", fmt.Sprintf("deleted ClusterRole %s: %s", role.Name, why))
 	}
 	return nil
 }

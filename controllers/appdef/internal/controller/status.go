@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -90,8 +91,16 @@ func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.Applicat
 }
 
 func (r *Reconciler) event(def *cozyv1alpha1.ApplicationDefinition, eventType, reason, action, note string) {
+	r.eventAbout(def, nil, eventType, reason, action, note)
+}
+
+// eventAbout records an event on def about related, another object (a
+// ClusterRole). events.k8s.io folds events with the same regarding and
+// related object, reason and action into one series that keeps the first
+// note: naming the related object keeps one event per object.
+func (r *Reconciler) eventAbout(def *cozyv1alpha1.ApplicationDefinition, related runtime.Object, eventType, reason, action, note string) {
 	if r.Recorder == nil {
 		return
 	}
-	r.Recorder.Eventf(def, nil, eventType, reason, action, "%s", note)
+	r.Recorder.Eventf(def, related, eventType, reason, action, "%s", note)
 }
