@@ -27,7 +27,7 @@ func main() {
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme},
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
-			r := &controller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Name: Name, Recorder: mgr.GetEventRecorder(Name)}
+			r := &controller.Reconciler{Base: gatewayctl.NewBase(mgr, Name)}
 			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
 				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Issuer", &cmv1.IssuerList{}),
 				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Certificate", &cmv1.CertificateList{}))

@@ -2,6 +2,7 @@ package tenantgateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -40,7 +41,9 @@ type AttachRefusal struct {
 //     shared namespace or another branch's tenant is not its to claim.
 //
 // A child tenant's TenantGateway thus cannot race the root's for a cozy-*
-// namespace: whichever is written first, only the root's may attach it.
+// namespace: whichever is written first, only the root's may attach it. A
+// shared entry the root tenant's TenantGateway lists too is no mistake (see
+// SplitAttachments).
 // Pure; the admission policy policies/gateway-attached-namespaces.yaml says
 // the same in CEL for callers that are not trusted.
 func MayAttach(owner, ns string) string {
@@ -56,18 +59,35 @@ func MayAttach(owner, ns string) string {
 		"remove it from spec.attachedNamespaces (its routes are published through the root tenant's Gateway)", ns, RootTenantNamespace)
 }
 
-// AllowedAttachments splits a TenantGateway's attachedNamespaces by MayAttach:
-// the namespaces it may attach (its own namespace first) and the refused
-// entries, in the order given.
-func AllowedAttachments(owner string, attached []string) ([]string, []AttachRefusal) {
-	allowed := []string{owner}
-	var refused []AttachRefusal
+// Attachments is what one TenantGateway's attachedNamespaces come to.
+type Attachments struct {
+	// Allowed are the namespaces it attaches: its own namespace first, then
+	// the entries MayAttach allows, in the order given.
+	Allowed []string
+	// OnRoot are shared namespaces it may not attach that the root tenant's
+	// TenantGateways list: upstream's gateway chart renders the cluster-wide
+	// list (cozy-*, default) into every tenant's TenantGateway, and those
+	// namespaces are published through the root tenant's Gateway. They are
+	// not attached here and not an error.
+	OnRoot []string
+	// Refused are the other entries it may not attach, each with what to do.
+	Refused []AttachRefusal
+}
+
+// SplitAttachments splits the attachedNamespaces of a TenantGateway in
+// namespace owner by MayAttach, given rootAttached, the attachedNamespaces of
+// the TenantGateways in the root tenant's namespace. Pure.
+func SplitAttachments(owner string, attached, rootAttached []string) Attachments {
+	a := Attachments{Allowed: []string{owner}}
 	for _, ns := range attached {
-		if msg := MayAttach(owner, ns); msg != "" {
-			refused = append(refused, AttachRefusal{Namespace: ns, Message: msg})
-			continue
+		switch msg := MayAttach(owner, ns); {
+		case msg == "":
+			a.Allowed = append(a.Allowed, ns)
+		case !strings.HasPrefix(ns, TenantNamespacePrefix) && slices.Contains(rootAttached, ns):
+			a.OnRoot = append(a.OnRoot, ns)
+		default:
+			a.Refused = append(a.Refused, AttachRefusal{Namespace: ns, Message: msg})
 		}
-		allowed = append(allowed, ns)
 	}
-	return allowed, refused
+	return a
 }

@@ -41,16 +41,41 @@ func TestMayAttach(t *testing.T) {
 	}
 }
 
-func TestAllowedAttachments(t *testing.T) {
-	allowed, refused := AllowedAttachments("tenant-alice", []string{"cozy-system", "tenant-alice-bob", "tenant-bob"})
-	if !reflect.DeepEqual(allowed, []string{"tenant-alice", "tenant-alice-bob"}) {
-		t.Errorf("allowed = %v", allowed)
+func TestSplitAttachments(t *testing.T) {
+	tests := []struct {
+		name                   string
+		owner                  string
+		attached, rootAttached []string
+		want                   Attachments
+	}{
+		{"a child's own descendants are attached, the rest refused", "tenant-alice",
+			[]string{"cozy-system", "tenant-alice-bob", "tenant-bob"}, nil,
+			Attachments{Allowed: []string{"tenant-alice", "tenant-alice-bob"},
+				Refused: []AttachRefusal{{Namespace: "cozy-system"}, {Namespace: "tenant-bob"}}}},
+		{"the root attaches shared namespaces", "tenant-root", []string{"cozy-system", "default"}, nil,
+			Attachments{Allowed: []string{"tenant-root", "cozy-system", "default"}}},
+		// Upstream's gateway chart renders the cluster-wide list into every
+		// tenant's TenantGateway: entries the root lists are published there.
+		{"shared entries the root lists are on the root", "tenant-alice",
+			[]string{"cozy-system", "default", "cozy-other"}, []string{"default", "cozy-system"},
+			Attachments{Allowed: []string{"tenant-alice"}, OnRoot: []string{"cozy-system", "default"},
+				Refused: []AttachRefusal{{Namespace: "cozy-other"}}}},
+		// A tenant namespace is never the root's to publish for a child.
+		{"a sibling the root lists is still refused", "tenant-alice", []string{"tenant-bob"}, []string{"tenant-bob"},
+			Attachments{Allowed: []string{"tenant-alice"}, Refused: []AttachRefusal{{Namespace: "tenant-bob"}}}},
 	}
-	if len(refused) != 2 || refused[0].Namespace != "cozy-system" || refused[1].Namespace != "tenant-bob" {
-		t.Errorf("refused = %+v", refused)
-	}
-	allowed, refused = AllowedAttachments("tenant-root", []string{"cozy-system", "default"})
-	if !reflect.DeepEqual(allowed, []string{"tenant-root", "cozy-system", "default"}) || refused != nil {
-		t.Errorf("root: %v %+v", allowed, refused)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SplitAttachments(tt.owner, tt.attached, tt.rootAttached)
+			for i := range got.Refused {
+				if got.Refused[i].Message != MayAttach(tt.owner, got.Refused[i].Namespace) {
+					t.Errorf("refusal %+v does not carry MayAttach's message", got.Refused[i])
+				}
+				got.Refused[i].Message = ""
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("SplitAttachments() = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }

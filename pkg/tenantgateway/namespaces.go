@@ -90,12 +90,15 @@ func PlanNamespaces(owner string, wanted []string, namespaces []NamespaceState) 
 }
 
 // NamespacesAttachedCondition reports on the namespaces one TenantGateway
-// wants (its own namespace and the attachedNamespaces it may attach), given
-// the entries MayAttach refused and the plan of its owner namespace after the
+// wants (its own namespace and the attachedNamespaces it may attach, as
+// SplitAttachments decided), given the plan of its owner namespace after the
 // plan's writes succeeded: False for a refused entry (NamespaceNotAllowed)
 // or a label conflict; listed namespaces that do not exist yet keep it True
-// with reason NamespacesNotCreated, naming them.
-func NamespacesAttachedCondition(wanted []string, refused []AttachRefusal, p NamespacePlan) metav1.Condition {
+// with reason NamespacesNotCreated, naming them; shared namespaces published
+// through the root tenant's Gateway keep it True with reason
+// SharedNamespacesOnRoot, naming them.
+func NamespacesAttachedCondition(a Attachments, p NamespacePlan) metav1.Condition {
+	wanted, refused := a.Allowed, a.Refused
 	mine := map[string]bool{}
 	for _, n := range wanted {
 		mine[n] = true
@@ -135,9 +138,16 @@ func NamespacesAttachedCondition(wanted []string, refused []AttachRefusal, p Nam
 		cond.Status, cond.Reason = metav1.ConditionTrue, gatewayv1alpha1.ReasonNamespacesNotCreated
 		cond.Message = fmt.Sprintf("%d namespaces carry %s; not created yet: %s (each is labelled as soon as it is created)",
 			len(mine)-len(missing), gatewayv1alpha1.LabelNamespaceGateway, strings.Join(missing, ", "))
+	case len(a.OnRoot) > 0:
+		cond.Status, cond.Reason = metav1.ConditionTrue, gatewayv1alpha1.ReasonSharedNamespacesOnRoot
+		cond.Message = fmt.Sprintf("%d namespaces carry %s", len(mine), gatewayv1alpha1.LabelNamespaceGateway)
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, gatewayv1alpha1.ReasonReady
 		cond.Message = fmt.Sprintf("%d namespaces carry %s", len(mine), gatewayv1alpha1.LabelNamespaceGateway)
+	}
+	if len(a.OnRoot) > 0 && cond.Status == metav1.ConditionTrue {
+		cond.Message += fmt.Sprintf("; shared, published through the root tenant's Gateway (listed by the TenantGateway in %s), not attached here: %s",
+			RootTenantNamespace, strings.Join(a.OnRoot, ", "))
 	}
 	return cond
 }

@@ -71,26 +71,45 @@ func TestNamespacesAttachedCondition(t *testing.T) {
 		Missing:   []string{"cozy-later", "cozy-not-mine"},
 		Conflicts: []NamespaceConflict{{Name: "tenant-bob", Value: "tenant-x"}, {Name: "cozy-shared", Value: "tenant-b", AttachedBy: "tenant-b"}},
 	}
-	c := NamespacesAttachedCondition([]string{"tenant-root", "cozy-later"}, nil, plan)
+	c := NamespacesAttachedCondition(Attachments{Allowed: []string{"tenant-root", "cozy-later"}}, plan)
 	// A namespace that does not exist yet holds nothing down: True, and
 	// the message names it.
 	if c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonNamespacesNotCreated ||
 		!strings.Contains(c.Message, "1 namespaces carry") || !strings.Contains(c.Message, "not created yet: cozy-later") || strings.Contains(c.Message, "cozy-not-mine") {
 		t.Errorf("missing: %+v", c)
 	}
-	c = NamespacesAttachedCondition([]string{"tenant-root", "cozy-later", "tenant-bob", "cozy-shared"}, nil, plan)
+	c = NamespacesAttachedCondition(Attachments{Allowed: []string{"tenant-root", "cozy-later", "tenant-bob", "cozy-shared"}}, plan)
 	if c.Reason != gatewayv1alpha1.ReasonNamespaceLabelConflict || !strings.Contains(c.Message, "tenant-bob has namespace.cozystack.io/gateway=tenant-x, written by the tenant chart") ||
 		!strings.Contains(c.Message, "written by the TenantGateways of namespace tenant-b") {
 		t.Errorf("conflict: %+v", c)
 	}
-	_, refused := AllowedAttachments("tenant-alice", []string{"cozy-system"})
-	c = NamespacesAttachedCondition([]string{"tenant-alice"}, refused, plan)
+	c = NamespacesAttachedCondition(SplitAttachments("tenant-alice", []string{"cozy-system"}, nil), plan)
 	if c.Status != metav1.ConditionFalse || c.Reason != gatewayv1alpha1.ReasonNamespaceNotAllowed ||
 		!strings.Contains(c.Message, "cozy-system is a shared namespace") {
 		t.Errorf("refused: %+v", c)
 	}
-	c = NamespacesAttachedCondition([]string{"tenant-root"}, nil, plan)
+	c = NamespacesAttachedCondition(Attachments{Allowed: []string{"tenant-root"}}, plan)
 	if c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonReady {
 		t.Errorf("attached: %+v", c)
+	}
+	// Upstream's chart lists the shared namespaces in a child tenant's
+	// TenantGateway too: those the root's lists are no error, and named.
+	onRoot := SplitAttachments("tenant-alice", []string{"cozy-system", "default"}, []string{"cozy-system", "default"})
+	c = NamespacesAttachedCondition(onRoot, plan)
+	if c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonSharedNamespacesOnRoot ||
+		!strings.HasSuffix(c.Message, "not attached here: cozy-system, default") {
+		t.Errorf("on root: %+v", c)
+	}
+	// Still named when another reason leads.
+	onRoot.Allowed = append(onRoot.Allowed, "cozy-later")
+	c = NamespacesAttachedCondition(onRoot, plan)
+	if c.Reason != gatewayv1alpha1.ReasonNamespacesNotCreated || !strings.Contains(c.Message, "not attached here: cozy-system, default") {
+		t.Errorf("on root, one missing: %+v", c)
+	}
+	// A shared namespace the root does not list is still refused.
+	c = NamespacesAttachedCondition(SplitAttachments("tenant-alice", []string{"cozy-system", "default"}, []string{"cozy-system"}), plan)
+	if c.Status != metav1.ConditionFalse || c.Reason != gatewayv1alpha1.ReasonNamespaceNotAllowed ||
+		!strings.Contains(c.Message, "default is a shared namespace") || strings.Contains(c.Message, "cozy-system") {
+		t.Errorf("one not on root: %+v", c)
 	}
 }

@@ -156,13 +156,22 @@ const (
 	// alone.
 	ReasonNamespaceLabelConflict = "NamespaceLabelConflict"
 
+	// ReasonSharedNamespacesOnRoot (ns-labels, NamespacesAttached True): a
+	// TenantGateway outside the root tenant lists shared namespaces (cozy-*,
+	// default) that the root tenant's TenantGateway lists too, as upstream's
+	// gateway chart renders the cluster-wide list into every tenant's. Those
+	// are published through the root tenant's Gateway and are not attached
+	// here; the message names them. Every namespace it may attach carries the
+	// label.
+	ReasonSharedNamespacesOnRoot = "SharedNamespacesOnRoot"
+
 	// ReasonNamespaceNotAllowed (ns-labels, NamespacesAttached False): an
 	// attachedNamespaces entry is one this TenantGateway may not attach
 	// (tenantgateway.MayAttach): a shared namespace (cozy-*, default)
-	// listed by a TenantGateway outside the root tenant, or a tenant
-	// namespace that does not descend from its namespace. It is not
-	// labelled; the message names it and says what to do. Informing: the
-	// rest of the TenantGateway is served.
+	// listed by a TenantGateway outside the root tenant and not by the root
+	// tenant's, or a tenant namespace that does not descend from its
+	// namespace. It is not labelled; the message names it and says what to
+	// do. Informing: the rest of the TenantGateway is served.
 	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
 
 	// ReasonHostnameConflict (route-conflicts, on a route's

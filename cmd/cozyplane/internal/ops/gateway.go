@@ -205,6 +205,11 @@ func namespaceNode(owner string, n NamespaceState) *Node {
 		node.Status, node.Reason, node.Message = "Unknown", gatewayv1alpha1.ReasonNamespacesNotCreated, "not created yet; labelled as soon as it is"
 	case n.Label == owner:
 		node.Status, node.Message = "True", fmt.Sprintf("%s=%s: its routes may attach", gatewayv1alpha1.LabelNamespaceGateway, owner)
+	case n.Label == "tenant-root" && n.Name != owner && !strings.HasPrefix(n.Name, "tenant-"):
+		// A shared namespace (cozy-*, default) a child tenant lists as
+		// upstream's chart renders it: published through the root's Gateway.
+		node.Status, node.Reason, node.Message = "True", gatewayv1alpha1.ReasonSharedNamespacesOnRoot,
+			fmt.Sprintf("shared: attached to the root tenant's Gateway (%s=tenant-root), its routes are published there", gatewayv1alpha1.LabelNamespaceGateway)
 	case n.Label == "":
 		node.Status, node.Message = "False", fmt.Sprintf("no %s label yet", gatewayv1alpha1.LabelNamespaceGateway)
 	default:

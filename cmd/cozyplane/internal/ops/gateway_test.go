@@ -143,3 +143,28 @@ func TestNamesGateway(t *testing.T) {
 		}
 	}
 }
+
+func TestNamespaceNode(t *testing.T) {
+	tests := []struct {
+		owner  string
+		ns     NamespaceState
+		status string
+		reason string
+	}{
+		{"tenant-alice", NamespaceState{Name: "tenant-alice", Exists: true, Label: "tenant-alice"}, "True", ""},
+		// Upstream's chart lists the shared namespaces in a child tenant's
+		// TenantGateway too; the root tenant's Gateway publishes them.
+		{"tenant-alice", NamespaceState{Name: "cozy-dash", Exists: true, Label: "tenant-root"}, "True", "SharedNamespacesOnRoot"},
+		// A tenant namespace labelled for the root is another tenant's.
+		{"tenant-alice", NamespaceState{Name: "tenant-bob", Exists: true, Label: "tenant-root"}, "False", "NamespaceLabelConflict"},
+		{"tenant-alice", NamespaceState{Name: "cozy-dash", Exists: true, Label: "tenant-bob"}, "False", "NamespaceLabelConflict"},
+		{"tenant-alice", NamespaceState{Name: "cozy-dash", Exists: true}, "False", ""},
+		{"tenant-alice", NamespaceState{Name: "cozy-dash"}, "Unknown", "NamespacesNotCreated"},
+	}
+	for _, tt := range tests {
+		n := namespaceNode(tt.owner, tt.ns)
+		if n.Status != tt.status || n.Reason != tt.reason {
+			t.Errorf("namespaceNode(%s, %+v) = %s/%s (%s), want %s/%s", tt.owner, tt.ns, n.Status, n.Reason, n.Message, tt.status, tt.reason)
+		}
+	}
+}

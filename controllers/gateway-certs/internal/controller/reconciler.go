@@ -8,22 +8,18 @@ import (
 	"fmt"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
-	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
@@ -35,17 +31,8 @@ var (
 // Reconciler owns the Issuer and the Certificates of every TenantGateway and
 // writes CertificatesReady.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// APIReader reads what the cache strips: the managed fields of an
-	// object upstream Cozystack's controller created, when adopting it.
-	APIReader client.Reader
-	Name      string
-	// Recorder records events on the TenantGateway (nil: none).
-	Recorder events.EventRecorder
+	gatewayctl.Base
 }
-
-func (r *Reconciler) events() gatewayctl.Events { return gatewayctl.Events{Recorder: r.Recorder} }
 
 // SetupWithManager watches TenantGateways, their Gateways (the listeners are
 // the input), and Issuers and Certificates in their namespaces (their
@@ -75,15 +62,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	cond, result, err := r.reconcile(ctx, &tgw)
-	if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name, Events: r.events()}).Write(ctx, &tgw,
-		gatewayctl.Status{Conditions: []metav1.Condition{cond}}); werr != nil {
+	if werr := r.WriteStatus(ctx, &tgw, gatewayctl.Status{Conditions: []metav1.Condition{cond}}); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	return result, err
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (metav1.Condition, ctrl.Result, error) {
-	owner := gatewayctl.Owner(tgw)
 	mode := tgw.Spec.EffectiveCertMode()
 	state := tenantgateway.CertificatesState{Mode: mode, Gateway: tgw.Namespace + "/" + tenantgateway.GatewayName(tgw.Name)}
 	failed := func(err error) (metav1.Condition, ctrl.Result, error) {
@@ -104,17 +89,17 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	}
 	var liveIssuer cmv1.Issuer
 	issuerName := tenantgateway.IssuerName(tgw.Name)
-	found, err := r.get(ctx, tgw.Namespace, issuerName, &liveIssuer)
+	found, err := r.Get(ctx, tgw.Namespace, issuerName, &liveIssuer)
 	if err != nil {
 		return failed(err)
 	}
 	switch {
 	case found && !metav1.IsControlledBy(&liveIssuer, tgw):
 		if issuer != nil {
-			state.Refused = append(state.Refused, r.refuse("Issuer", &liveIssuer, owner))
+			state.Refused = append(state.Refused, r.Refuse("Issuer", &liveIssuer, tgw).Error())
 		}
 	case issuer == nil && found:
-		if err := r.delete(ctx, tgw, &liveIssuer, "Issuer"); err != nil {
+		if err := r.Delete(ctx, tgw, &liveIssuer, "Issuer", "certMode "+string(mode)+" needs no Issuer"); err != nil {
 			return failed(err)
 		}
 	case issuer != nil:
@@ -126,7 +111,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 
 	// The Certificates, from the Gateway's listeners.
 	var gw gatewayv1.Gateway
-	state.GatewayFound, err = r.get(ctx, tgw.Namespace, tenantgateway.GatewayName(tgw.Name), &gw)
+	state.GatewayFound, err = r.Get(ctx, tgw.Namespace, tenantgateway.GatewayName(tgw.Name), &gw)
 	if err != nil {
 		return failed(err)
 	}
@@ -137,12 +122,12 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 		want := &desired[i]
 		wanted[want.Name] = true
 		var live cmv1.Certificate
-		found, err := r.get(ctx, tgw.Namespace, want.Name, &live)
+		found, err := r.Get(ctx, tgw.Namespace, want.Name, &live)
 		if err != nil {
 			return failed(err)
 		}
 		if found && !metav1.IsControlledBy(&live, tgw) {
-			state.Refused = append(state.Refused, r.refuse("Certificate", &live, owner))
+			state.Refused = append(state.Refused, r.Refuse("Certificate", &live, tgw).Error())
 			continue
 		}
 		if err := r.apply(ctx, tgw, want, certificateGVK, &live, found); err != nil {
@@ -165,31 +150,12 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	return tenantgateway.CertificatesReadyCondition(state), ctrl.Result{}, nil
 }
 
-// get reads a cached object, reporting whether it exists.
-func (r *Reconciler) get(ctx context.Context, namespace, name string, obj client.Object) (bool, error) {
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading %T %s/%s: %w", obj, namespace, name, err)
-	}
-	return true, nil
-}
-
-func (r *Reconciler) refuse(kind string, live client.Object, owner ownership.Owner) string {
-	gatewayctl.CountRefusal(r.Name, kind)
-	return ownership.Check(kind, live, owner).Error()
-}
-
-// apply applies desired with the shared owned-object path; live is the
-// object read, used only when found.
+// apply applies desired; live is the object read, used only when found.
 func (r *Reconciler) apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object, gvk schema.GroupVersionKind, live client.Object, found bool) error {
 	if !found {
 		live = nil
 	}
-	_, err := gatewayctl.OwnedApplier{Client: r.Client, APIReader: r.APIReader, FieldManager: r.Name, Events: r.events()}.
-		Apply(ctx, tgw, desired, gvk, live)
+	_, err := r.Apply(ctx, tgw, desired, gvk, live)
 	return err
 }
 
@@ -209,29 +175,10 @@ func (r *Reconciler) deleteStale(ctx context.Context, tgw *gatewayv1alpha1.Tenan
 		if wanted[c.Name] || !metav1.IsControlledBy(c, tgw) {
 			continue
 		}
-		if err := r.delete(ctx, tgw, c, "Certificate"); err != nil {
+		if err := r.Delete(ctx, tgw, c, "Certificate", "no HTTPS listener of the Gateway references it any more"); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// delete removes an object this TenantGateway controls, with a UID
-// precondition so that an object recreated meanwhile by someone else is not
-// deleted.
-func (r *Reconciler) delete(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, obj client.Object, kind string) error {
-	uid := obj.GetUID()
-	err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
-	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
-	}
-	gatewayctl.CountWrite(r.Name, kind, "deleted")
-	why := "no HTTPS listener of the Gateway references it any more"
-	if kind == "Issuer" {
-		why = "certMode " + string(tgw.Spec.EffectiveCertMode()) + " needs no Issuer"
-	}
-	log.FromContext(ctx).Info("deleted", "kind", kind, "name", obj.GetName(), "why", why)
-	r.events().Normal(tgw, obj, gatewayv1alpha1.EventDeleted, "Delete", fmt.Sprintf("%s %s: %s", kind, obj.GetName(), why))
 	return nil
 }
 

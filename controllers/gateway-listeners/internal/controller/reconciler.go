@@ -13,9 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +22,6 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
-	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/readiness"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
@@ -40,18 +36,8 @@ var (
 // every TenantGateway, and writes status.listeners, ListenersReady,
 // HostnamesRejected and the Ready summary.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// APIReader reads what the cache strips: the managed fields of an
-	// object upstream Cozystack's controller created, when adopting it.
-	APIReader client.Reader
-	// Name is the field manager and the cozystack.io/managed-by value.
-	Name string
-	// Recorder records events on the TenantGateway (nil: none).
-	Recorder events.EventRecorder
+	gatewayctl.Base
 }
-
-func (r *Reconciler) events() gatewayctl.Events { return gatewayctl.Events{Recorder: r.Recorder} }
 
 // SetupWithManager registers the route index and the watches: TenantGateways
 // (spec, and the conditions of the other controllers that Ready
@@ -91,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	st, err := r.reconcile(ctx, &tgw)
 	readiness.Set(gatewayctl.TenantGatewayGVK.Kind, tgw.Namespace, tgw.Name, st.Conditions[0].Status)
-	if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name, Events: r.events()}).Write(ctx, &tgw, st); werr != nil {
+	if werr := r.WriteStatus(ctx, &tgw, st); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	return ctrl.Result{}, err
@@ -121,9 +107,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 		return r.failed(tgw, gw, rejected, reason, err.Error()), nil
 	}
 
-	owner := gatewayctl.Owner(tgw)
-	if err := ownership.Check("gateway", gw, owner); err != nil {
-		gatewayctl.CountRefusal(r.Name, "Gateway")
+	if err := r.Refuse("Gateway", gw, tgw); err != nil {
 		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), nil
 	}
 	redirect := tenantgateway.DesiredRedirectRoute(tenantgateway.RedirectRouteInput{
@@ -132,8 +116,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	if err != nil {
 		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
 	}
-	if err := ownership.Check("httproute", liveRoute, owner); err != nil {
-		gatewayctl.CountRefusal(r.Name, "HTTPRoute")
+	if err := r.Refuse("HTTPRoute", liveRoute, tgw); err != nil {
 		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), nil
 	}
 
@@ -144,7 +127,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	if gw != nil {
 		liveGW = gw
 	}
-	res, err := r.apply(ctx, tgw, desiredGW, gatewayGVK, liveGW)
+	res, err := r.Apply(ctx, tgw, desiredGW, gatewayGVK, liveGW)
 	if err != nil {
 		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
 	}
@@ -152,7 +135,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	if liveRoute != nil {
 		liveRT = liveRoute
 	}
-	if _, err := r.apply(ctx, tgw, redirect, httpRouteGVK, liveRT); err != nil {
+	if _, err := r.Apply(ctx, tgw, redirect, httpRouteGVK, liveRT); err != nil {
 		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
 	}
 	statuses, ready := tenantgateway.ListenersStatus(listeners, gw)
@@ -225,13 +208,6 @@ func (r *Reconciler) liveRoute(ctx context.Context, namespace, name string) (*ga
 		return nil, fmt.Errorf("reading HTTPRoute %s/%s: %w", namespace, name, err)
 	}
 	return &rt, nil
-}
-
-// apply applies desired with the shared owned-object path; live is nil
-// when the object does not exist.
-func (r *Reconciler) apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object, gvk schema.GroupVersionKind, live client.Object) (ssa.Result, error) {
-	return gatewayctl.OwnedApplier{Client: r.Client, APIReader: r.APIReader, FieldManager: r.Name, Events: r.events()}.
-		Apply(ctx, tgw, desired, gvk, live)
 }
 
 // failed is the status when the Gateway could not be brought to the desired

@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,15 +33,8 @@ const indexAttached = "spec.attachedNamespaces"
 // Reconciler writes and removes the gateway labels of one owner namespace's
 // TenantGateways and reports NamespacesAttached on each.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// Name is the field manager of the status condition.
-	Name string
-	// Recorder records events on the TenantGateways (nil: none).
-	Recorder events.EventRecorder
+	gatewayctl.Base
 }
-
-func (r *Reconciler) events() gatewayctl.Events { return gatewayctl.Events{Recorder: r.Recorder} }
 
 // SetupWithManager watches TenantGateways and Namespaces. Requests carry only
 // the owner namespace (the name is empty): every TenantGateway there shares
@@ -53,15 +46,45 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("ns-labels").
-		Watches(&gatewayv1alpha1.TenantGateway{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		Watches(&gatewayv1alpha1.TenantGateway{}, handler.EnqueueRequestsFromMapFunc(r.ownersOfTenantGateway)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.ownersOfNamespace),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
 
-func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace()}}}
+// ownersOfTenantGateway maps a TenantGateway to its owner namespace and, for
+// one in the root tenant's namespace, to the owner namespaces of the
+// TenantGateways listing any of its entries: whether a shared entry there is
+// published through the root's Gateway follows the root's list. On an update
+// the handler maps the old object too, so dropped entries are covered.
+func (r *Reconciler) ownersOfTenantGateway(ctx context.Context, o client.Object) []reconcile.Request {
+	owners := map[string]bool{o.GetNamespace(): true}
+	if o.GetNamespace() == tenantgateway.RootTenantNamespace {
+		for _, ns := range o.(*gatewayv1alpha1.TenantGateway).Spec.AttachedNamespaces {
+			r.addListers(ctx, owners, ns)
+		}
+	}
+	return requests(owners)
+}
+
+// addListers adds the owner namespaces of the TenantGateways listing ns.
+func (r *Reconciler) addListers(ctx context.Context, owners map[string]bool, ns string) {
+	var list gatewayv1alpha1.TenantGatewayList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{indexAttached: ns}); err != nil {
+		log.FromContext(ctx).Error(err, "listing TenantGateways that attach namespace", "namespace", ns)
+	}
+	for _, t := range list.Items {
+		owners[t.Namespace] = true
+	}
+}
+
+func requests(owners map[string]bool) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(owners))
+	for ns := range owners {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns}})
+	}
+	return out
 }
 
 // ownersOfNamespace maps a namespace to the owner namespaces it concerns: the
@@ -76,18 +99,8 @@ func (r *Reconciler) ownersOfNamespace(ctx context.Context, o client.Object) []r
 	if v := o.GetLabels()[gatewayv1alpha1.LabelNamespaceGateway]; v != "" {
 		owners[v] = true
 	}
-	var list gatewayv1alpha1.TenantGatewayList
-	if err := r.Client.List(ctx, &list, client.MatchingFields{indexAttached: o.GetName()}); err != nil {
-		log.FromContext(ctx).Error(err, "listing TenantGateways that attach namespace", "namespace", o.GetName())
-	}
-	for _, t := range list.Items {
-		owners[t.Namespace] = true
-	}
-	out := make([]reconcile.Request, 0, len(owners))
-	for ns := range owners {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns}})
-	}
-	return out
+	r.addListers(ctx, owners, o.GetName())
+	return requests(owners)
 }
 
 // Reconcile brings the gateway labels of one owner namespace to the plan and
@@ -98,12 +111,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, &tgws, client.InNamespace(owner)); err != nil {
 		return ctrl.Result{}, err
 	}
+	rootAttached, err := r.rootAttached(ctx, owner)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	var wanted []string
 	live := tgws.Items[:0]
+	split := map[string]tenantgateway.Attachments{}
 	for _, t := range tgws.Items {
 		if t.DeletionTimestamp.IsZero() {
 			live = append(live, t)
-			wanted = append(wanted, wantedBy(&t)...)
+			a := tenantgateway.SplitAttachments(t.Namespace, t.Spec.AttachedNamespaces, rootAttached)
+			split[t.Name] = a
+			wanted = append(wanted, a.Allowed...)
 		}
 	}
 	var nsList corev1.NamespaceList
@@ -132,28 +152,41 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		for _, t := range live {
 			st := gatewayctl.Status{Conditions: []metav1.Condition{gatewayctl.Condition(gatewayv1alpha1.ConditionNamespacesAttached,
 				metav1.ConditionFalse, gatewayv1alpha1.ReasonReconcileError, err.Error())}}
-			if _, werr := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name, Events: r.events()}).Write(ctx, &t, st); werr != nil {
+			if werr := r.WriteStatus(ctx, &t, st); werr != nil {
 				errs = append(errs, werr)
 			}
 		}
 		return ctrl.Result{}, errors.Join(errs...)
 	}
 	for _, t := range live {
-		wanted, refused := tenantgateway.AllowedAttachments(t.Namespace, t.Spec.AttachedNamespaces)
-		st := gatewayctl.Status{Conditions: []metav1.Condition{tenantgateway.NamespacesAttachedCondition(wanted, refused, plan)}}
-		if _, err := (gatewayctl.StatusWriter{Client: r.Client, FieldManager: r.Name, Events: r.events()}).Write(ctx, &t, st); err != nil {
+		st := gatewayctl.Status{Conditions: []metav1.Condition{tenantgateway.NamespacesAttachedCondition(split[t.Name], plan)}}
+		if err := r.WriteStatus(ctx, &t, st); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return ctrl.Result{}, errors.Join(errs...)
 }
 
-// wantedBy is the TenantGateway's own namespace and the attachedNamespaces
-// entries it may attach (tenantgateway.MayAttach): a refused entry is never
-// labelled, whichever TenantGateway was written first.
-func wantedBy(t *gatewayv1alpha1.TenantGateway) []string {
-	allowed, _ := tenantgateway.AllowedAttachments(t.Namespace, t.Spec.AttachedNamespaces)
-	return allowed
+// rootAttached is what the root tenant's TenantGateways list, which decides
+// whether a shared namespace listed outside the root tenant is published
+// through the root's Gateway (tenantgateway.SplitAttachments); nil for the
+// root tenant itself and for namespaces that are not tenant namespaces, to
+// which MayAttach refuses nothing.
+func (r *Reconciler) rootAttached(ctx context.Context, owner string) ([]string, error) {
+	if owner == tenantgateway.RootTenantNamespace || !strings.HasPrefix(owner, tenantgateway.TenantNamespacePrefix) {
+		return nil, nil
+	}
+	var root gatewayv1alpha1.TenantGatewayList
+	if err := r.Client.List(ctx, &root, client.InNamespace(tenantgateway.RootTenantNamespace)); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range root.Items {
+		if t.DeletionTimestamp.IsZero() {
+			out = append(out, t.Spec.AttachedNamespaces...)
+		}
+	}
+	return out, nil
 }
 
 // patch writes (attach) or removes the label and the annotation with a JSON
@@ -187,7 +220,7 @@ func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGat
 	gatewayctl.CountWrite(r.Name, "Namespace", outcome)
 	log.FromContext(ctx).Info(outcome, "namespace", ns.Name, "owner", owner, "why", why)
 	for i := range tgws {
-		r.events().Normal(&tgws[i], ns, reason, "Label", fmt.Sprintf("namespace %s %s: %s", ns.Name, outcome, why))
+		r.Events().Normal(&tgws[i], ns, reason, "Label", fmt.Sprintf("namespace %s %s: %s", ns.Name, outcome, why))
 	}
 	return nil
 }

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 )
 
 func tgw(ns, name string, attached ...string) *gatewayv1alpha1.TenantGateway {
@@ -20,21 +22,69 @@ func tgw(ns, name string, attached ...string) *gatewayv1alpha1.TenantGateway {
 		Spec: gatewayv1alpha1.TenantGatewaySpec{Apex: "example.org", AttachedNamespaces: attached}}
 }
 
-// TestWantedBy: the namespaces ns-labels labels for a TenantGateway follow
-// the attach rule, whoever wrote the TenantGateway.
-func TestWantedBy(t *testing.T) {
+func fakeClient(t *testing.T, objs ...client.Object) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, gatewayv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithIndex(&gatewayv1alpha1.TenantGateway{}, indexAttached,
+			func(o client.Object) []string { return o.(*gatewayv1alpha1.TenantGateway).Spec.AttachedNamespaces }).
+		Build()
+}
+
+func owners(t *testing.T, reqs []reconcile.Request) []string {
+	t.Helper()
+	var got []string
+	for _, req := range reqs {
+		if req.Name != "" {
+			t.Errorf("request %v carries a name; ns-labels reconciles owner namespaces", req)
+		}
+		got = append(got, req.Namespace)
+	}
+	slices.Sort(got)
+	return got
+}
+
+// TestRootAttached: a TenantGateway outside the root tenant is judged against
+// what the root tenant's TenantGateways list; the root tenant and platform
+// namespaces need no such list.
+func TestRootAttached(t *testing.T) {
+	r := &Reconciler{Base: gatewayctl.Base{Client: fakeClient(t, tgw("tenant-root", "cozystack", "cozy-dashboard", "default"),
+		tgw("tenant-root", "second", "cozy-keycloak"), tgw("tenant-alice", "gw", "cozy-other"))}}
 	tests := []struct {
-		tgw  *gatewayv1alpha1.TenantGateway
-		want []string
+		owner string
+		want  []string
 	}{
-		{tgw("tenant-root", "cozystack", "cozy-dashboard", "default"), []string{"tenant-root", "cozy-dashboard", "default"}},
-		{tgw("tenant-alice", "gw", "cozy-dashboard", "tenant-alice-bob", "tenant-bob"), []string{"tenant-alice", "tenant-alice-bob"}},
-		{tgw("platform", "gw", "tenant-bob"), []string{"platform", "tenant-bob"}},
+		{"tenant-alice", []string{"cozy-dashboard", "cozy-keycloak", "default"}},
+		{"tenant-alice-bob", []string{"cozy-dashboard", "cozy-keycloak", "default"}},
+		{"tenant-root", nil},
+		{"platform", nil},
 	}
 	for _, tt := range tests {
-		if got := wantedBy(tt.tgw); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("wantedBy(%s) = %v, want %v", tt.tgw.Namespace, got, tt.want)
+		got, err := r.rootAttached(context.Background(), tt.owner)
+		slices.Sort(got)
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("rootAttached(%s) = %v, %v, want %v", tt.owner, got, err, tt.want)
 		}
+	}
+}
+
+// TestOwnersOfTenantGateway: a TenantGateway event reaches its owner
+// namespace and, for one of the root tenant, the owners of the TenantGateways
+// listing the same entries, whose NamespacesAttached depends on it.
+func TestOwnersOfTenantGateway(t *testing.T) {
+	root := tgw("tenant-root", "cozystack", "cozy-dashboard")
+	alice := tgw("tenant-alice", "gw", "cozy-dashboard")
+	r := &Reconciler{Base: gatewayctl.Base{Client: fakeClient(t, root, alice, tgw("tenant-x", "gw", "cozy-other"))}}
+	if got, want := owners(t, r.ownersOfTenantGateway(context.Background(), root)), []string{"tenant-alice", "tenant-root"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("owners of the root's = %v, want %v", got, want)
+	}
+	if got, want := owners(t, r.ownersOfTenantGateway(context.Background(), alice)), []string{"tenant-alice"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("owners of a child's = %v, want %v", got, want)
 	}
 }
 
@@ -42,29 +92,12 @@ func TestWantedBy(t *testing.T) {
 // concerns: itself, the owner its annotation and its label name, and the
 // owners whose TenantGateways list it (through the field index).
 func TestOwnersOfNamespace(t *testing.T) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, gatewayv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(tgw("tenant-root", "cozystack", "cozy-dashboard"), tgw("platform", "gw", "cozy-dashboard"), tgw("tenant-x", "gw")).
-		WithIndex(&gatewayv1alpha1.TenantGateway{}, indexAttached,
-			func(o client.Object) []string { return o.(*gatewayv1alpha1.TenantGateway).Spec.AttachedNamespaces }).
-		Build()
-	r := &Reconciler{Client: c, Name: "test"}
+	r := &Reconciler{Base: gatewayctl.Base{Name: "test", Client: fakeClient(t,
+		tgw("tenant-root", "cozystack", "cozy-dashboard"), tgw("platform", "gw", "cozy-dashboard"), tgw("tenant-x", "gw"))}}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cozy-dashboard",
 		Labels:      map[string]string{gatewayv1alpha1.LabelNamespaceGateway: "tenant-label"},
 		Annotations: map[string]string{gatewayv1alpha1.AnnotationAttachedBy: "tenant-annotation"}}}
-	var got []string
-	for _, req := range r.ownersOfNamespace(context.Background(), ns) {
-		if req.Name != "" {
-			t.Errorf("request %v carries a name; ns-labels reconciles owner namespaces", req)
-		}
-		got = append(got, req.Namespace)
-	}
-	slices.Sort(got)
+	got := owners(t, r.ownersOfNamespace(context.Background(), ns))
 	want := []string{"cozy-dashboard", "platform", "tenant-annotation", "tenant-label", "tenant-root"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("owners = %v, want %v", got, want)

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,15 +35,11 @@ const indexOurParents = "status.parents.ours"
 // Reconciler keeps our status.parents entries on the routes of one
 // TenantGateway's Gateway.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// APIReader reads a route afresh when its cached copy is stale:
+	// Base's APIReader reads a route afresh when its cached copy is stale:
 	// status.parents is an atomic list, so it is updated with the
-	// resourceVersion it was read at.
-	APIReader client.Reader
-	Name      string
-	// Recorder records the verdicts as events on the routes (nil: none).
-	Recorder events.EventRecorder
+	// resourceVersion it was read at. Its events are the verdicts, on the
+	// routes.
+	gatewayctl.Base
 }
 
 // SetupWithManager registers the indexes and watches TenantGateways, routes
@@ -239,7 +234,7 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 	gatewayctl.CountWrite(r.Name, kind, "status")
 	v, ok := verdicts[tenantgateway.RouteKey{Kind: kind, Namespace: cached.GetNamespace(), Name: cached.GetName()}]
 	why := "the route no longer attaches to Gateway " + gwNS + "/" + gwName + ": our entry removed"
-	ev := gatewayctl.Events{Recorder: r.Recorder}
+	ev := r.Events()
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gwNS, Name: gwName}}
 	switch {
 	case ok && !v.Accepted:

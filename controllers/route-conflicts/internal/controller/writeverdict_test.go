@@ -11,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
@@ -73,7 +74,7 @@ func TestWriteVerdict(t *testing.T) {
 				}
 			}
 			reader := &countingReader{Reader: c}
-			r := &Reconciler{Client: c, APIReader: reader, Name: "route-conflicts"}
+			r := &Reconciler{Base: gatewayctl.Base{Client: c, APIReader: reader, Name: "route-conflicts"}}
 			verdicts := map[tenantgateway.RouteKey]tenantgateway.Verdict{
 				{Kind: tenantgateway.KindHTTPRoute, Namespace: "tenant-b", Name: "web"}: loser,
 			}

@@ -70,6 +70,16 @@ attach-shared)
     $a allow -- kubectl -n tenant-root --as=rooty --as-group=system:authenticated create -f -
   wait_for "$shared carries namespace.cozystack.io/gateway=tenant-root" bash -c "[[ \$(kubectl get namespace $shared -o jsonpath='{.metadata.labels.namespace\.cozystack\.io/gateway}') == tenant-root ]]"
   echo "the root tenant attached $shared"
+  # Now the root lists it too, as upstream's chart renders the cluster-wide
+  # list into every tenant's TenantGateway: the child's entry is no error,
+  # and the namespace stays the root's.
+  # ($t-kid, also listed, does not exist: the reason is NamespacesNotCreated.)
+  wait_for "NamespacesAttached is True" bash -c "[[ \$(kubectl -n $t get tenantgateway pub -o jsonpath='{.status.conditions[?(@.type==\"NamespacesAttached\")].status}') == True ]]"
+  msg=$(admin get tenantgateway pub -o jsonpath='{.status.conditions[?(@.type=="NamespacesAttached")].message}')
+  [[ "$msg" == *"not created yet: $t-kid"*"; shared, published through the root tenant's Gateway (listed by the TenantGateway in tenant-root), not attached here: $shared" ]] ||
+    { echo "NamespacesAttached message: $msg"; exit 1; }
+  [[ "$(gwlabel "$shared")" == tenant-root ]] || { echo "$shared was attached to $(gwlabel "$shared")"; exit 1; }
+  echo "the child's entry is reported as published through the root: $msg"
   ;;
 port80)
   # The tenant owns a Gateway: ns-labels labels its namespace with itself.
