@@ -61,7 +61,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst 
 		conditions.MarkReconciling(h, appsv1alpha1.ReasonDeleting,
 			fmt.Sprintf("waiting for %s %s/%s to be deleted (its resources are being destroyed)", live.GetKind(), live.GetNamespace(), live.GetName()))
 		if err := r.writeStatus(ctx, inst, old, &status); err != nil && !apierrors.IsNotFound(err) {
-			return reconcileerr.Result(err)
+			return reconcileerr.Result(err, r.foreignRecheck())
 		}
 		// The backing object's deletion event brings us back.
 		return ctrl.Result{RequeueAfter: time.Minute}, nil

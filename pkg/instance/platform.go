@@ -158,10 +158,9 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string) e
 			fmt.Errorf("the platform namespace %s is being deleted; waiting to create it again", name))
 	}
 	if err := CheckPlatformNamespace(ns, want); err != nil {
-		// A NotOwnedError: the reconciler looks again from time to time,
-		// as no event of ours says when an administrator fixes it.
-		return reconcileerr.Stalled(appsv1alpha1.ReasonPlatformNamespaceNotOwned, &platformNotOwned{
-			NotOwnedError: &ownership.NotOwnedError{Kind: "Namespace", Name: name}, msg: err.Error()})
+		// The reconciler looks again from time to time, as no event of ours
+		// says when an administrator fixes it.
+		return reconcileerr.Foreign(appsv1alpha1.ReasonPlatformNamespaceNotOwned, err)
 	}
 	if err := r.ensureProvisioned(ctx, name, tenant); err != nil {
 		return err

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
 
@@ -80,8 +79,7 @@ func (r *Reconciler) ensureProvisioned(ctx context.Context, ns, tenant string) e
 		}
 		create, err := DecideProvisioned(kind, live, want)
 		if err != nil {
-			return reconcileerr.Stalled(appsv1alpha1.ReasonPlatformObjectNotOwned, &platformNotOwned{
-				NotOwnedError: &ownership.NotOwnedError{Kind: kind, Namespace: ns, Name: want.GetName()}, msg: err.Error()})
+			return reconcileerr.Foreign(appsv1alpha1.ReasonPlatformObjectNotOwned, err)
 		}
 		if !create {
 			continue

@@ -116,12 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		return ctrl.Result{}, err
 	}
 	recordReadiness(req.GVK.Kind, req.Namespace, req.Name, &status)
-	if ownership.IsNotOwned(rerr) {
-		// The foreign object carries none of our labels, so no event will
-		// tell us when its owner removes it: look again from time to time.
-		return ctrl.Result{RequeueAfter: r.foreignRecheck()}, nil
-	}
-	return reconcileerr.Result(rerr)
+	return reconcileerr.Result(rerr, r.foreignRecheck())
 }
 
 func (r *Reconciler) foreignRecheck() time.Duration {
@@ -197,7 +192,9 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 	if verdict == ownership.Foreign {
 		takeoverRefusalsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
 		r.event(inst, "Warning", EventTakeoverRefused, "Guard", err.Error())
-		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonBackingObjectNotOwned, err)
+		// The foreign object carries none of our labels, so no event will
+		// tell us when its owner removes it: look again from time to time.
+		return nil, reconcileerr.Foreign(appsv1alpha1.ReasonBackingObjectNotOwned, err)
 	}
 	// Suspended: spec.suspend is the only field written (operations.go).
 	if hold, err := r.applySuspend(ctx, inst, live, verdict); hold || err != nil {

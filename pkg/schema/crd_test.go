@@ -303,8 +303,8 @@ func TestBuildErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Build(tt.def)
-			if ReasonOf(err) != tt.reason {
-				t.Fatalf("reason %q, want %q: %v", ReasonOf(err), tt.reason, err)
+			if reasonOf(err) != tt.reason {
+				t.Fatalf("reason %q, want %q: %v", reasonOf(err), tt.reason, err)
 			}
 			if tt.field != "" && err.(*Error).Field != tt.field {
 				t.Errorf("field %q, want %q: %v", err.(*Error).Field, tt.field, err)

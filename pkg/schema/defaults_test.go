@@ -256,8 +256,8 @@ func TestExpandDefaultsRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Build(helmDef("a", "A", "as", "", tt.in))
-			if ReasonOf(err) != cozyv1alpha1.ReasonInvalidSchema {
-				t.Fatalf("reason %q, want InvalidSchema: %v", ReasonOf(err), err)
+			if reasonOf(err) != cozyv1alpha1.ReasonInvalidSchema {
+				t.Fatalf("reason %q, want InvalidSchema: %v", reasonOf(err), err)
 			}
 			if f := err.(*Error).Field; f != tt.field {
 				t.Errorf("field %q, want %q: %v", f, tt.field, err)

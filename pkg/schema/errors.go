@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -25,15 +24,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// ReasonOf returns the condition reason of err when it is (or wraps) an
-// *Error, and "" otherwise.
-func ReasonOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Reason
-	}
-	return ""
-}
+// StalledReason makes an *Error a reconcileerr.Reasoned error: a
+// reconciler's reconcileerr.AsStalled reports it with Reason, unretried.
+func (e *Error) StalledReason() string { return e.Reason }
 
 func newError(reason, fld, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)

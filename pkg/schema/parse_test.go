@@ -267,8 +267,8 @@ func TestParseOpenAPISchemaErrors(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, c)
 				}
 			}
-			if ReasonOf(err) != tt.reason {
-				t.Errorf("ReasonOf = %q", ReasonOf(err))
+			if reasonOf(err) != tt.reason {
+				t.Errorf("ReasonOf = %q", reasonOf(err))
 			}
 		})
 	}

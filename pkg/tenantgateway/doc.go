@@ -38,8 +38,8 @@
 //     certificateRefs are the whole contract between the two controllers.
 //   - route-conflicts: ResolveConflicts.
 //
-// The errors returned here all mean the spec must change; ReasonOf gives the
-// condition reason to report. Rejected hostnames are not errors: the rest of
+// The errors returned here all mean the spec must change; each carries the
+// condition reason to report (errors.go, read with reconcileerr.AsStalled). Rejected hostnames are not errors: the rest of
 // the Gateway is still served, and they are reported with a reason each.
 //
 // The desired objects carry type meta and labels, but no owner references:

@@ -1,7 +1,6 @@
 package tenantgateway
 
 import (
-	"errors"
 	"fmt"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
@@ -9,10 +8,11 @@ import (
 
 // The errors of this package all mean "stalled": the TenantGateway's spec
 // (or what routes and namespaces ask of it) must change; retrying will not
-// help. Each carries the condition reason to report. The gateway controllers
-// take it with ReasonOf, apply nothing, write the condition False with that
-// reason and the error's message, and return no error (no retry: a change to
-// the spec, a route or a namespace brings the next reconcile). Any other
+// help. Each carries the condition reason to report (reconcileerr.Reasoned).
+// The gateway controllers take it with reconcileerr.AsStalled, apply
+// nothing, write the condition False with that reason and the error's
+// message, and return no error (no retry: a change to the spec, a route or a
+// namespace brings the next reconcile). Any other
 // error is an API error: the condition says ReconcileError and the reconcile
 // is retried. Summarize turns the reasons in gatewayv1alpha1.StalledReasons
 // into Stalled=True for kstatus.
@@ -35,8 +35,8 @@ func (e *TooManyListenersError) Error() string {
 	return msg + ": every inheriting child apex and every tlsPassthroughServices entry adds one listener, reduce them or give a child tenant its own gateway"
 }
 
-// Reason is the condition reason to report.
-func (e *TooManyListenersError) Reason() string { return gatewayv1alpha1.ReasonTooManyListeners }
+// StalledReason is the condition reason to report (reconcileerr.Reasoned).
+func (e *TooManyListenersError) StalledReason() string { return gatewayv1alpha1.ReasonTooManyListeners }
 
 // UnknownIssuerError: spec.issuerName names no ACME directory this package
 // knows.
@@ -48,8 +48,8 @@ func (e *UnknownIssuerError) Error() string {
 	return fmt.Sprintf("unknown issuerName %q: use %s or %s", e.Name, gatewayv1alpha1.IssuerNameLetsEncryptProd, gatewayv1alpha1.IssuerNameLetsEncryptStage)
 }
 
-// Reason is the condition reason to report.
-func (e *UnknownIssuerError) Reason() string { return gatewayv1alpha1.ReasonUnknownIssuer }
+// StalledReason is the condition reason to report (reconcileerr.Reasoned).
+func (e *UnknownIssuerError) StalledReason() string { return gatewayv1alpha1.ReasonUnknownIssuer }
 
 // SpecError: a field of the spec cannot be turned into objects (the CRD's
 // validation normally rejects it first). Field is the JSON path.
@@ -60,15 +60,5 @@ type SpecError struct {
 
 func (e *SpecError) Error() string { return fmt.Sprintf("spec.%s: %s", e.Field, e.Message) }
 
-// Reason is the condition reason to report.
-func (e *SpecError) Reason() string { return gatewayv1alpha1.ReasonInvalidSpec }
-
-// ReasonOf returns the condition reason carried by an error of this package
-// anywhere in err's chain.
-func ReasonOf(err error) (string, bool) {
-	var r interface{ Reason() string }
-	if errors.As(err, &r) {
-		return r.Reason(), true
-	}
-	return "", false
-}
+// StalledReason is the condition reason to report (reconcileerr.Reasoned).
+func (e *SpecError) StalledReason() string { return gatewayv1alpha1.ReasonInvalidSpec }

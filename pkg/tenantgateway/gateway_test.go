@@ -74,7 +74,9 @@ func TestDesiredRedirectRoute(t *testing.T) {
 	}
 }
 
-func TestReasonOf(t *testing.T) {
+// TestStalledReasons: every error of this package is a stalled state with
+// its condition reason; an API error is not.
+func TestStalledReasons(t *testing.T) {
 	tests := []struct {
 		err  error
 		want string
@@ -84,14 +86,14 @@ func TestReasonOf(t *testing.T) {
 		{&SpecError{Field: "apex"}, gatewayv1alpha1.ReasonInvalidSpec},
 	}
 	for _, tt := range tests {
-		if got, ok := ReasonOf(tt.err); !ok || got != tt.want {
-			t.Errorf("ReasonOf(%v) = %q, %v; want %q", tt.err, got, ok, tt.want)
+		if got, ok := reasonOf(tt.err); !ok || got != tt.want {
+			t.Errorf("reasonOf(%v) = %q, %v; want %q", tt.err, got, ok, tt.want)
 		}
 	}
-	if got, ok := ReasonOf(errors.New("connection refused")); ok || got != "" {
+	if got, ok := reasonOf(errors.New("connection refused")); ok || got != "" {
 		t.Errorf("a foreign error has reason %q", got)
 	}
-	if got, ok := ReasonOf(nil); ok || got != "" {
+	if got, ok := reasonOf(nil); ok || got != "" {
 		t.Errorf("nil has reason %q", got)
 	}
 }

@@ -219,7 +219,7 @@ func TestDesiredIssuerErrors(t *testing.T) {
 			if err == nil || issuer != nil {
 				t.Fatalf("got %v, %v; want an error and no Issuer", issuer, err)
 			}
-			if reason, ok := ReasonOf(err); !ok || reason != tt.wantReason {
+			if reason, ok := reasonOf(err); !ok || reason != tt.wantReason {
 				t.Fatalf("reason %q, want %q (%v)", reason, tt.wantReason, err)
 			}
 			var specErr *SpecError

@@ -361,7 +361,7 @@ func TestDesiredListenersTooMany(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantHint) || !strings.Contains(err.Error(), fmt.Sprint(tt.wantCount)) {
 				t.Fatalf("message %q lacks %q or the count", err, tt.wantHint)
 			}
-			if reason, _ := ReasonOf(err); reason != gatewayv1alpha1.ReasonTooManyListeners {
+			if reason, _ := reasonOf(err); reason != gatewayv1alpha1.ReasonTooManyListeners {
 				t.Fatalf("reason %q", reason)
 			}
 		})
@@ -398,7 +398,7 @@ func TestDesiredListenersSpecErrors(t *testing.T) {
 			if !errors.As(err, &specErr) || specErr.Field != tt.wantField {
 				t.Fatalf("err = %v, want a SpecError on %s", err, tt.wantField)
 			}
-			if reason, _ := ReasonOf(err); reason != gatewayv1alpha1.ReasonInvalidSpec {
+			if reason, _ := reasonOf(err); reason != gatewayv1alpha1.ReasonInvalidSpec {
 				t.Fatalf("reason %q", reason)
 			}
 		})

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
@@ -267,7 +267,7 @@ func (r *Reconciler) syncInstanceKeys(ctx context.Context, def *cozyv1alpha1.App
 	switch {
 	case err == nil || needsPolicy:
 		return err
-	case errors.As(err, new(errForeign)):
+	case reconcileerr.IsForeign(err):
 		// Not installed, and not needed by this definition.
 		log.FromContext(ctx).V(1).Info("instance keys policy not installed", "policy", InstanceKeysPolicy)
 	default:
@@ -315,9 +315,9 @@ func (r *Reconciler) applyInstanceKeys(ctx context.Context, def *cozyv1alpha1.Ap
 		if live != nil {
 			missing = "ValidatingAdmissionPolicyBinding"
 		}
-		return errForeign{stalled(ReasonPolicyMissing,
+		return reconcileerr.Foreign(ReasonPolicyMissing, fmt.Errorf(
 			"the spec is free-form, so its top-level keys are checked by the %s %s, which does not exist: install it with the policies chart (policies/appdef-instance-keys.yaml); the kind is not served until then",
-			missing, InstanceKeysPolicy)}
+			missing, InstanceKeysPolicy))
 	}
 	res, err := r.applier.Apply(ctx, desired, live)
 	if err != nil {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -98,12 +97,6 @@ func waiting(after time.Duration, reason, format string, args ...any) error {
 	return reconcileerr.Waiting(reason, after, fmt.Errorf(format, args...))
 }
 
-// errForeign is a Stalled error that still looks again now and then: the
-// foreign object may go away without any event we watch.
-type errForeign struct{ error }
-
-func (e errForeign) Unwrap() error { return e.error }
-
 // Reconcile brings one definition's CRD (and admission policy) in line and
 // reports on it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -115,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		readiness.Forget(definitionGVK.Kind, "", req.Name)
 		// The definition is gone: its kind leaves the instance keys policy
 		// (a missing policy has nothing to drop).
-		if err := r.applyInstanceKeys(ctx, nil); err != nil && !errors.As(err, new(errForeign)) {
+		if err := r.applyInstanceKeys(ctx, nil); err != nil && !reconcileerr.IsForeign(err) {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, nil
@@ -140,13 +133,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if werr := r.writeStatus(ctx, def, before); werr != nil {
 		return ctrl.Result{}, werr
 	}
-	if errors.As(err, new(errForeign)) {
-		return ctrl.Result{RequeueAfter: r.ForeignRecheckInterval}, nil
-	}
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("not served", "reason", readyReason(&def.Status), "message", err.Error())
 	}
-	return reconcileerr.Result(err)
+	// A foreign CRD or a missing policy may go away unseen: looked at again
+	// every ForeignRecheckInterval.
+	return reconcileerr.Result(err, r.ForeignRecheckInterval)
 }
 
 const (
@@ -166,10 +158,7 @@ func (r *Reconciler) serve(ctx context.Context, def *cozyv1alpha1.ApplicationDef
 
 	objs, err := r.build(def)
 	if err != nil {
-		var se *cozyschema.Error
-		if errors.As(err, &se) {
-			return "", reconcileerr.Stalled(se.Reason, se)
-		}
+		// A *cozyschema.Error is stalled with its reason; others are retried.
 		return "", err
 	}
 
@@ -199,7 +188,7 @@ func (r *Reconciler) serve(ctx context.Context, def *cozyv1alpha1.ApplicationDef
 	}
 	if found {
 		if err := ownership.Check("CustomResourceDefinition", live, owner); err != nil {
-			return "", errForeign{reconcileerr.Stalled(cozyv1alpha1.ReasonForeignCRD, err)}
+			return "", reconcileerr.Foreign(cozyv1alpha1.ReasonForeignCRD, err)
 		}
 		if live.DeletionTimestamp != nil {
 			return "", waiting(0, cozyv1alpha1.ReasonProgressing, "CRD %s is being deleted; it will be created again once it is gone", crdName)

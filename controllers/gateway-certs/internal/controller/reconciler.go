@@ -20,6 +20,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
@@ -72,10 +73,9 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	mode := tgw.Spec.EffectiveCertMode()
 	state := tenantgateway.CertificatesState{Mode: mode, Gateway: tgw.Namespace + "/" + tenantgateway.GatewayName(tgw.Name)}
 	failed := func(err error) (metav1.Condition, ctrl.Result, error) {
-		reason, ok := tenantgateway.ReasonOf(err)
-		if ok {
+		if s, ok := reconcileerr.AsStalled(err); ok {
 			// The spec must change; retrying does not help.
-			return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, reason, err.Error()), ctrl.Result{}, nil
+			return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, s.Reason, err.Error()), ctrl.Result{}, nil
 		}
 		return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse,
 			gatewayv1alpha1.ReasonReconcileError, err.Error()), ctrl.Result{}, err

@@ -23,6 +23,7 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/readiness"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
@@ -100,9 +101,9 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	if err != nil {
 		// Too many listeners, or a spec that cannot work: nothing is
 		// applied, the Gateway stays as it is.
-		reason, ok := tenantgateway.ReasonOf(err)
-		if !ok {
-			reason = gatewayv1alpha1.ReasonReconcileError
+		reason := gatewayv1alpha1.ReasonReconcileError
+		if s, ok := reconcileerr.AsStalled(err); ok {
+			reason = s.Reason
 		}
 		return r.failed(tgw, gw, rejected, reason, err.Error()), nil
 	}
