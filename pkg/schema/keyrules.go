@@ -121,6 +121,35 @@ func celSeesMap(spec *apiextensionsv1.JSONSchemaProps) bool {
 	return dt != nil && dt.IsMap()
 }
 
+// InstancePolicy is a ValidatingAdmissionPolicy named name that checks the
+// instances of the apps.cozystack.io resources given ("*": all of them) on
+// create and update, failing closed.
+func InstancePolicy(name string, resources []string, match []admissionregistrationv1.MatchCondition,
+	validations []admissionregistrationv1.Validation) *admissionregistrationv1.ValidatingAdmissionPolicy {
+	return &admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups:   []string{appsv1alpha1.GroupVersion.Group},
+							APIVersions: []string{appsv1alpha1.GroupVersion.Version},
+							Resources:   resources,
+							Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
+						},
+					},
+				}},
+			},
+			MatchConditions: match,
+			Validations:     validations,
+		},
+	}
+}
+
 // admissionPolicy checks the top-level keys of a spec that preserves unknown
 // fields. On update it only runs when the spec changed, so an instance stored
 // before the policy existed can still get its finalizers removed.
@@ -136,34 +165,11 @@ func admissionPolicy(plural string, labels map[string]string, rules []keyRule) (
 			Reason:            &reason,
 		})
 	}
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		TypeMeta: metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   name,
-			Labels: copyLabels(labels),
-		},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups:   []string{appsv1alpha1.GroupVersion.Group},
-							APIVersions: []string{appsv1alpha1.GroupVersion.Version},
-							Resources:   []string{plural},
-							Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
-						},
-					},
-				}},
-			},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{
-				Name:       "spec-changed",
-				Expression: "oldObject == null || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec",
-			}},
-			Validations: validations,
-		},
-	}
+	policy := InstancePolicy(name, []string{plural}, []admissionregistrationv1.MatchCondition{{
+		Name:       "spec-changed",
+		Expression: "oldObject == null || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec",
+	}}, validations)
+	policy.Labels = copyLabels(labels)
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta: metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
 		ObjectMeta: metav1.ObjectMeta{

@@ -19,6 +19,7 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
 // getEitherWay reads an object from the cache, and when it is not there
@@ -99,4 +100,20 @@ func apiMessage(err error) string {
 		return st.Status().Message
 	}
 	return err.Error()
+}
+
+// applyOwned server-side applies desired, controlled by owner, over live (the
+// object as read; ignored unless found) with the definition's field manager.
+func (r *Reconciler) applyOwned(ctx context.Context, desired client.Object, owner ownership.Owner, live client.Object, found bool) (ssa.Result, error) {
+	u, err := toUnstructured(desired, owner)
+	if err != nil {
+		return ssa.Unchanged, err
+	}
+	var liveU *unstructured.Unstructured
+	if found {
+		if liveU, err = toUnstructured(live, ownership.Owner{}); err != nil {
+			return ssa.Unchanged, err
+		}
+	}
+	return r.applier.Apply(ctx, u, liveU)
 }

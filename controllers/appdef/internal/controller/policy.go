@@ -13,11 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
@@ -166,28 +164,7 @@ func instanceKeysPolicy(checks []keyCheck) *admissionregistrationv1.ValidatingAd
 		}}
 	}
 
-	return &admissionregistrationv1.ValidatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: InstanceKeysPolicy},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups:   []string{appsv1alpha1.GroupVersion.Group},
-							APIVersions: []string{appsv1alpha1.GroupVersion.Version},
-							Resources:   []string{"*"},
-							Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
-						},
-					},
-				}},
-			},
-			MatchConditions: matchConditions,
-			Validations:     validations,
-		},
-	}
+	return cozyschema.InstancePolicy(InstanceKeysPolicy, []string{"*"}, matchConditions, validations)
 }
 
 // celList is a CEL list literal of plurals (DNS labels: no quoting needed).

@@ -8,7 +8,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -210,17 +209,7 @@ func (r *Reconciler) serve(ctx context.Context, def *cozyv1alpha1.ApplicationDef
 		r.event(def, corev1EventWarning, EventRoleNotOwned, "Apply", roleNote)
 	}
 
-	desired, err := toUnstructured(objs.CRD, owner)
-	if err != nil {
-		return "", err
-	}
-	var liveU *unstructured.Unstructured
-	if found {
-		if liveU, err = toUnstructured(live, ownership.Owner{}); err != nil {
-			return "", err
-		}
-	}
-	res, err := r.applier.Apply(ctx, desired, liveU)
+	res, err := r.applyOwned(ctx, objs.CRD, owner, live, found)
 	if err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			return "", stalled(cozyv1alpha1.ReasonCRDRejected, "the API server refused CRD %s: %s", crdName, apiMessage(err))

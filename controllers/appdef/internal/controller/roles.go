@@ -8,7 +8,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -117,17 +116,7 @@ func (r *Reconciler) applyRoles(ctx context.Context, def *cozyv1alpha1.Applicati
 				continue
 			}
 		}
-		u, err := toUnstructured(role, owner)
-		if err != nil {
-			return "", err
-		}
-		var liveU *unstructured.Unstructured
-		if found {
-			if liveU, err = toUnstructured(live, ownership.Owner{}); err != nil {
-				return "", err
-			}
-		}
-		res, err := r.applier.Apply(ctx, u, liveU)
+		res, err := r.applyOwned(ctx, role, owner, live, found)
 		if err != nil {
 			return "", fmt.Errorf("applying ClusterRole %s: %w", role.Name, err)
 		}
@@ -138,7 +127,7 @@ func (r *Reconciler) applyRoles(ctx context.Context, def *cozyv1alpha1.Applicati
 				ssa.Corrected: "it had been changed by someone else; put back",
 			}[res]
 			log.FromContext(ctx).Info("wrote ClusterRole", "clusterRole", role.Name, "result", res.String(), "why", why)
-			r.eventAbout(def, u, corev1EventNormal, EventRolePublished, "Apply", fmt.Sprintf("ClusterRole %s %s: %s", role.Name, res, why))
+			r.eventAbout(def, role, corev1EventNormal, EventRolePublished, "Apply", fmt.Sprintf("ClusterRole %s %s: %s", role.Name, res, why))
 		}
 	}
 	if err := r.deleteRoles(ctx, def, want); err != nil {
