@@ -147,9 +147,7 @@ The result is checked with pkg/schema (the CRD the appdef controller would build
 		example: `gen from-terraform --kind VPC --source-name infra-modules --path ./modules/vpc ./modules/vpc > vpc.yaml`,
 		flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 			o := &fromtf.Options{}
-			fs.StringVar(&o.Name, "name", "", "definition name (default: the module folder's name)")
-			fs.StringVar(&o.Kind, "kind", "", "kind (default: the name in CamelCase)")
-			fs.StringVar(&o.Plural, "plural", "", "plural resource name (default: the lower-cased kind + s/es)")
+			definitionFlags(fs, &o.Name, &o.Kind, &o.Plural, "the module folder's name")
 			fs.StringVar(&o.SourceKind, "source-kind", "GitRepository", "Flux source kind holding the module: GitRepository, OCIRepository or Bucket")
 			fs.StringVar(&o.SourceName, "source-name", "", "Flux source name (default: the definition name)")
 			fs.StringVar(&o.SourceNamespace, "source-namespace", "cozy-system", "Flux source namespace")
@@ -157,17 +155,7 @@ The result is checked with pkg/schema (the CRD the appdef controller would build
 			fs.StringVar(&o.Prefix, "prefix", "", "prefix of the Terraform objects' names (default: NAME-)")
 			fs.StringVar(&o.ApprovePlan, "approve-plan", "", `"auto" to apply every plan; empty waits for the tenant's approval`)
 			fs.BoolVar(&o.Destroy, "destroy-on-delete", false, "destroy the module's resources when an instance is deleted")
-			return func(args []string, stdout, _ io.Writer) error {
-				if len(args) != 1 {
-					return errUsage("from-terraform needs exactly one MODULE_DIR")
-				}
-				out, err := fromtf.Generate(args[0], *o)
-				if err != nil {
-					return err
-				}
-				_, err = stdout.Write(out)
-				return err
-			}
+			return generateOne("from-terraform needs exactly one MODULE_DIR", func(dir string) ([]byte, error) { return fromtf.Generate(dir, *o) })
 		},
 	},
 	{
@@ -181,26 +169,37 @@ error naming values.schema.json, the line and the field. The result is checked w
 		example: `gen from-helm --kind Redis --chart-kind OCIRepository --chart-name redis ./charts/redis > redis.yaml`,
 		flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 			o := &fromhelm.Options{}
-			fs.StringVar(&o.Name, "name", "", "definition name (default: the chart's name)")
-			fs.StringVar(&o.Kind, "kind", "", "kind (default: the name in CamelCase)")
-			fs.StringVar(&o.Plural, "plural", "", "plural resource name (default: the lower-cased kind + s/es)")
+			definitionFlags(fs, &o.Name, &o.Kind, &o.Plural, "the chart's name")
 			fs.StringVar(&o.ChartKind, "chart-kind", "OCIRepository", "chartRef kind: OCIRepository, HelmChart or ExternalArtifact")
 			fs.StringVar(&o.ChartName, "chart-name", "", "chartRef name (default: the definition name)")
 			fs.StringVar(&o.ChartNamespace, "chart-namespace", "cozy-system", "chartRef namespace")
 			fs.StringVar(&o.Prefix, "prefix", "", "prefix of the HelmReleases' names (default: NAME-)")
-			return func(args []string, stdout, _ io.Writer) error {
-				if len(args) != 1 {
-					return errUsage("from-helm needs exactly one CHART_DIR")
-				}
-				out, err := fromhelm.Generate(args[0], *o)
-				if err != nil {
-					return err
-				}
-				_, err = stdout.Write(out)
-				return err
-			}
+			return generateOne("from-helm needs exactly one CHART_DIR", func(dir string) ([]byte, error) { return fromhelm.Generate(dir, *o) })
 		},
 	},
+}
+
+// definitionFlags registers the flags every generator of definitions has.
+func definitionFlags(fs *flag.FlagSet, name, kind, plural *string, nameDefault string) {
+	fs.StringVar(name, "name", "", "definition name (default: "+nameDefault+")")
+	fs.StringVar(kind, "kind", "", "kind (default: the name in CamelCase)")
+	fs.StringVar(plural, "plural", "", "plural resource name (default: the lower-cased kind + s/es)")
+}
+
+// generateOne runs generate on the one directory argument and prints what
+// it returns; usage is the error for any other number of arguments.
+func generateOne(usage string, generate func(dir string) ([]byte, error)) func([]string, io.Writer, io.Writer) error {
+	return func(args []string, stdout, _ io.Writer) error {
+		if len(args) != 1 {
+			return errUsage(usage)
+		}
+		out, err := generate(args[0])
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(out)
+		return err
+	}
 }
 
 type usageError string

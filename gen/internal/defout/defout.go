@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/gen/internal/source"
 )
 
 // New returns an empty definition with its type and name set.
@@ -47,7 +48,7 @@ func Render(def *cozyv1alpha1.ApplicationDefinition, header string) ([]byte, err
 	}
 	prune(root)
 	plainStyle(root)
-	if n := find(root, "spec", "application", "openAPISchema"); n != nil {
+	if n := source.Path(root, "spec", "application", "openAPISchema"); n != nil {
 		n.Style = yaml.LiteralStyle
 	}
 	root.HeadComment = header
@@ -94,22 +95,6 @@ func plainStyle(n *yaml.Node) {
 	for _, c := range n.Content {
 		plainStyle(c)
 	}
-}
-
-func find(n *yaml.Node, keys ...string) *yaml.Node {
-	for _, k := range keys {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return nil
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				next = n.Content[i+1]
-			}
-		}
-		n = next
-	}
-	return n
 }
 
 // SchemaJSON renders a schema as indented JSON (keys sorted).

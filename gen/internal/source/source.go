@@ -153,7 +153,7 @@ func ParseDefinitions(file string, b []byte) ([]*Definition, error) {
 			return nil, &Error{File: file, Line: root.Line, Message: "not a valid ApplicationDefinition: " + err.Error()}
 		}
 		d := &Definition{Def: def, File: file, Line: root.Line}
-		if n := path(root, "spec", "application", "openAPISchema"); n != nil {
+		if n := Path(root, "spec", "application", "openAPISchema"); n != nil {
 			d.schemaLine = n.Line
 			d.schemaBlock = n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 && n.Style&yaml.FoldedStyle == 0
 			d.positions = IndexJSON(def.Spec.Application.OpenAPISchema)
@@ -182,13 +182,15 @@ func yamlErrLine(err error) int {
 }
 
 func scalar(m *yaml.Node, key string) string {
-	if n := path(m, key); n != nil && n.Kind == yaml.ScalarNode {
+	if n := Path(m, key); n != nil && n.Kind == yaml.ScalarNode {
 		return n.Value
 	}
 	return ""
 }
 
-func path(n *yaml.Node, keys ...string) *yaml.Node {
+// Path is the node at keys below the mapping n (nil when a key is missing or
+// a node on the way is not a mapping).
+func Path(n *yaml.Node, keys ...string) *yaml.Node {
 	for _, k := range keys {
 		if n == nil || n.Kind != yaml.MappingNode {
 			return nil
