@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
@@ -20,15 +19,8 @@ import (
 // the old and the new object, so a route that moves away is seen by both.
 func RouteToTenantGateways() handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-		var refs []gatewayv1.ParentReference
-		switch r := o.(type) {
-		case *gatewayv1.HTTPRoute:
-			refs = r.Spec.ParentRefs
-		case *gatewayv1.TLSRoute:
-			refs = r.Spec.ParentRefs
-		}
 		var out []reconcile.Request
-		for _, k := range ParentGateways(o.GetNamespace(), refs) {
+		for _, k := range ParentGateways(o.GetNamespace(), RouteParentRefs(o)) {
 			ns, name, _ := strings.Cut(k, "/")
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 		}

@@ -85,17 +85,12 @@ func RefersTo(ref gatewayv1.ParentReference, routeNamespace, namespace, name str
 
 // SetupIndexes registers IndexParentGateway for HTTPRoutes and TLSRoutes.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &gatewayv1.HTTPRoute{}, IndexParentGateway, func(o client.Object) []string {
-		r := o.(*gatewayv1.HTTPRoute)
-		return ParentGateways(r.Namespace, r.Spec.ParentRefs)
-	}); err != nil {
-		return fmt.Errorf("indexing HTTPRoutes: %w", err)
-	}
-	if err := indexer.IndexField(ctx, &gatewayv1.TLSRoute{}, IndexParentGateway, func(o client.Object) []string {
-		r := o.(*gatewayv1.TLSRoute)
-		return ParentGateways(r.Namespace, r.Spec.ParentRefs)
-	}); err != nil {
-		return fmt.Errorf("indexing TLSRoutes: %w", err)
+	for _, obj := range []client.Object{&gatewayv1.HTTPRoute{}, &gatewayv1.TLSRoute{}} {
+		if err := indexer.IndexField(ctx, obj, IndexParentGateway, func(o client.Object) []string {
+			return ParentGateways(o.GetNamespace(), RouteParentRefs(o))
+		}); err != nil {
+			return fmt.Errorf("indexing %T: %w", obj, err)
+		}
 	}
 	return nil
 }
@@ -194,6 +189,17 @@ func ConflictLoser(parents []gatewayv1.RouteParentStatus, routeNamespace, namesp
 		}
 	}
 	return false
+}
+
+// RouteParentRefs returns the spec.parentRefs of an HTTPRoute or TLSRoute.
+func RouteParentRefs(obj client.Object) []gatewayv1.ParentReference {
+	switch r := obj.(type) {
+	case *gatewayv1.HTTPRoute:
+		return r.Spec.ParentRefs
+	case *gatewayv1.TLSRoute:
+		return r.Spec.ParentRefs
+	}
+	return nil
 }
 
 // RouteParents returns the status.parents of an HTTPRoute or TLSRoute.

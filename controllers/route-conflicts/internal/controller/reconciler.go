@@ -58,14 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		}
 	}
 	routeEvents := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-		var refs []gatewayv1.ParentReference
-		switch rt := o.(type) {
-		case *gatewayv1.HTTPRoute:
-			refs = rt.Spec.ParentRefs
-		case *gatewayv1.TLSRoute:
-			refs = rt.Spec.ParentRefs
-		}
-		keys := append(gatewayctl.ParentGateways(o.GetNamespace(), refs), ourParents(o)...)
+		keys := append(gatewayctl.ParentGateways(o.GetNamespace(), gatewayctl.RouteParentRefs(o)), ourParents(o)...)
 		seen := map[string]bool{}
 		var out []reconcile.Request
 		for _, k := range keys {
@@ -178,18 +171,12 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		kind = tenantgateway.KindTLSRoute
 	}
 	desired := func(o client.Object) ([]gatewayv1.RouteParentStatus, bool) {
-		var specRefs, refs []gatewayv1.ParentReference
-		switch rt := o.(type) {
-		case *gatewayv1.HTTPRoute:
-			specRefs = rt.Spec.ParentRefs
-		case *gatewayv1.TLSRoute:
-			specRefs = rt.Spec.ParentRefs
-		}
+		var refs []gatewayv1.ParentReference
 		var cond *metav1.Condition
 		if v, ok := verdicts[tenantgateway.RouteKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}]; ok {
 			c := tenantgateway.AcceptedCondition(v, o.GetGeneration())
 			cond = &c
-			for _, ref := range specRefs {
+			for _, ref := range gatewayctl.RouteParentRefs(o) {
 				if gatewayctl.RefersTo(ref, o.GetNamespace(), gwNS, gwName) {
 					refs = append(refs, ref)
 				}
