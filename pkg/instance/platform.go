@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -240,7 +241,7 @@ func (r *Reconciler) deleteOwned(ctx context.Context, inst client.Object, extra 
 			continue
 		}
 		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: ptrTo(o.GetUID())}); client.IgnoreNotFound(err) != nil {
+			client.Preconditions{UID: ptr.To(o.GetUID())}); client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
 		if r.Recorder != nil {
@@ -258,8 +259,6 @@ func containsUID(list []*unstructured.Unstructured, o *unstructured.Unstructured
 	}
 	return false
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // ourFinalizers are the finalizers this backend may have put on instances of
 // def (nil def: of any definition).
@@ -330,7 +329,7 @@ func Stale(live, inst client.Object) bool {
 func (r *Reconciler) replaceStale(ctx context.Context, live *unstructured.Unstructured) error {
 	if live.GetDeletionTimestamp().IsZero() {
 		if err := r.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: ptrTo(live.GetUID())}); client.IgnoreNotFound(err) != nil {
+			client.Preconditions{UID: ptr.To(live.GetUID())}); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("deleted a backing object of an earlier instance of the same name", "object", live.GetNamespace()+"/"+live.GetName(),
@@ -372,7 +371,7 @@ func (r *Reconciler) collectOrphans(ctx context.Context, req dynamicwatch.Reques
 			continue
 		}
 		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: ptrTo(o.GetUID())}); client.IgnoreNotFound(err) != nil {
+			client.Preconditions{UID: ptr.To(o.GetUID())}); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("deleted a backing object whose instance is gone", "object", o.GetNamespace()+"/"+o.GetName(),

@@ -44,6 +44,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
@@ -114,7 +115,7 @@ func (b Backend) Build(def *instance.Definition, inst, live *unstructured.Unstru
 	spec := helmv2.HelmReleaseSpec{
 		ChartRef:   chartRef(def),
 		Interval:   metav1.Duration{Duration: Interval},
-		MaxHistory: ptr(MaxHistory),
+		MaxHistory: ptr.To(MaxHistory),
 		Install: &helmv2.Install{
 			Timeout:     &metav1.Duration{Duration: install},
 			DisableWait: disableWait,
@@ -241,4 +242,3 @@ func isTerminal(hr *helmv2.HelmRelease) bool {
 	return meta.IsStatusConditionTrue(hr.Status.Conditions, "Stalled")
 }
 
-func ptr[T any](v T) *T { return &v }

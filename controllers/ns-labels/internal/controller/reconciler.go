@@ -5,7 +5,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -190,25 +189,27 @@ func (r *Reconciler) rootAttached(ctx context.Context, owner string) ([]string, 
 }
 
 // patch writes (attach) or removes the label and the annotation with a JSON
-// merge patch carrying the resourceVersion read: if anyone changed the
-// namespace since, the API server refuses and nothing is overwritten.
+// merge patch carrying the resourceVersion read (MergeFromWithOptimisticLock):
+// if anyone changed the namespace since, the API server refuses and nothing
+// is overwritten.
 func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGateway, ns *corev1.Namespace, owner string, attach, label bool) error {
-	var value any // nil removes the key
-	if attach {
-		value = owner
+	changed := ns.DeepCopy()
+	set := func(m map[string]string, key string) map[string]string {
+		if !attach {
+			delete(m, key)
+			return m
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[key] = owner
+		return m
 	}
-	meta := map[string]any{
-		"resourceVersion": ns.ResourceVersion,
-		"annotations":     map[string]any{gatewayv1alpha1.AnnotationAttachedBy: value},
-	}
+	changed.Annotations = set(changed.Annotations, gatewayv1alpha1.AnnotationAttachedBy)
 	if label {
-		meta["labels"] = map[string]any{gatewayv1alpha1.LabelNamespaceGateway: value}
+		changed.Labels = set(changed.Labels, gatewayv1alpha1.LabelNamespaceGateway)
 	}
-	body, err := json.Marshal(map[string]any{"metadata": meta})
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Patch(ctx, ns.DeepCopy(), client.RawPatch(types.MergePatchType, body)); err != nil {
+	if err := r.Client.Patch(ctx, changed, client.MergeFromWithOptions(ns, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("labelling namespace %s: %w", ns.Name, err)
 	}
 	outcome, reason := "detached", gatewayv1alpha1.EventNamespaceDetached
