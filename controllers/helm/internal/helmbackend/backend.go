@@ -241,4 +241,3 @@ func Project(hr *helmv2.HelmRelease, h conditions.Holder, status *appsv1alpha1.A
 func isTerminal(hr *helmv2.HelmRelease) bool {
 	return meta.IsStatusConditionTrue(hr.Status.Conditions, "Stalled")
 }
-
