@@ -3,10 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,11 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/readiness"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
-	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
-	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
 // RBAC: exactly what the reconciler uses (see rbac.md for why each is needed).
@@ -144,111 +139,3 @@ const (
 	corev1EventNormal  = "Normal"
 	corev1EventWarning = "Warning"
 )
-
-// serve runs the phases in order; the first that cannot complete decides.
-// It returns the Ready message when the kind is served.
-func (r *Reconciler) serve(ctx context.Context, def *cozyv1alpha1.ApplicationDefinition) (string, error) {
-	app := def.Spec.Application
-	crdName := cozyschema.CRDName(app.Plural)
-	def.Status.CRDName = crdName
-	if be, err := def.ResolvedBackend(); err == nil {
-		def.Status.Backend = be.Type
-	}
-
-	objs, err := r.build(def)
-	if err != nil {
-		// A *cozyschema.Error is stalled with its reason; others are retried.
-		return "", err
-	}
-
-	all := &cozyv1alpha1.ApplicationDefinitionList{}
-	if err := r.Client.List(ctx, all); err != nil {
-		return "", err
-	}
-	if other, name := findClash(def, all.Items); other != nil {
-		return "", stalled(cozyv1alpha1.ReasonNameClash,
-			"%s is already claimed by ApplicationDefinition %s (kind %s, plural %s), which is older and keeps it: rename this definition's kind, plural or singular",
-			name, other.Name, other.Spec.Application.Kind, other.Spec.Application.Plural)
-	}
-
-	owner := ownership.Owner{GVK: definitionGVK, Name: def.Name, UID: string(def.UID)}
-	owned, err := r.ownedCRDs(ctx, def)
-	if err != nil {
-		return "", err
-	}
-	if msg := renamed(def, crdName, owned); msg != "" {
-		return "", stalled(cozyv1alpha1.ReasonKindRenamed, "%s", msg)
-	}
-
-	live := &apiextensionsv1.CustomResourceDefinition{}
-	found, err := r.getEitherWay(ctx, crdName, live)
-	if err != nil {
-		return "", err
-	}
-	if found {
-		if err := ownership.Check("CustomResourceDefinition", live, owner); err != nil {
-			return "", reconcileerr.Foreign(cozyv1alpha1.ReasonForeignCRD, err)
-		}
-		if live.DeletionTimestamp != nil {
-			return "", waiting(0, cozyv1alpha1.ReasonProgressing, "CRD %s is being deleted; it will be created again once it is gone", crdName)
-		}
-	}
-
-	// The policy goes first: a free-form kind is never served unchecked.
-	if err := r.syncInstanceKeys(ctx, def, objs.Policy != nil); err != nil {
-		return "", err
-	}
-
-	// The roles go before the CRD too, so users of the built-in roles can
-	// use the kind as soon as it is served.
-	roleNote, err := r.applyRoles(ctx, def, owner)
-	if err != nil {
-		return "", err
-	}
-	if roleNote != "" && !strings.Contains(readyMessageOf(def), roleNote) {
-		r.event(def, corev1EventWarning, EventRoleNotOwned, "Apply", roleNote)
-	}
-
-	res, err := r.applyOwned(ctx, objs.CRD, owner, live, found)
-	if err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
-			return "", stalled(cozyv1alpha1.ReasonCRDRejected, "the API server refused CRD %s: %s", crdName, apiMessage(err))
-		}
-		return "", fmt.Errorf("applying CRD %s: %w", crdName, err)
-	}
-	switch res {
-	case ssa.Created:
-		log.FromContext(ctx).Info("created CRD", "crd", crdName, "why", "the definition serves kind "+app.Kind)
-		r.event(def, corev1EventNormal, EventCRDCreated, "Apply", fmt.Sprintf("created CRD %s serving kind %s", crdName, app.Kind))
-		return "", waiting(establishRecheck, cozyv1alpha1.ReasonProgressing, "created CRD %s; waiting for the API server to establish it", crdName)
-	case ssa.Updated, ssa.Corrected:
-		reason, note := EventCRDUpdated, "updated CRD %s to the definition's generation"
-		if res == ssa.Corrected {
-			reason, note = EventCRDCorrected, "CRD %s had been changed by someone else; put it back"
-		}
-		log.FromContext(ctx).Info("wrote CRD", "crd", crdName, "result", res.String(), "why", fmt.Sprintf(note, crdName))
-		r.event(def, corev1EventNormal, reason, "Apply", fmt.Sprintf(note, crdName))
-		return "", waiting(establishRecheck, cozyv1alpha1.ReasonProgressing, "updated CRD %s; waiting for the API server to establish it", crdName)
-	}
-
-	switch state, msg := crdVerdict(live); state {
-	case crdNamesRejected:
-		return "", stalled(cozyv1alpha1.ReasonCRDNotEstablished, "%s", msg)
-	case crdWaiting:
-		return "", waiting(establishRecheck, cozyv1alpha1.ReasonCRDNotEstablished, "%s", msg)
-	}
-	// Established is not served when an APIService sends the group
-	// elsewhere. The APIService is watched: no recheck needed.
-	route, err := r.shadowedBy(ctx)
-	if err != nil {
-		return "", err
-	}
-	if msg := shadowMessage(route, app.Kind, crdName); msg != "" {
-		return "", stalled(cozyv1alpha1.ReasonGroupShadowed, "%s", msg)
-	}
-	msg := fmt.Sprintf("CRD %s is established and serves kind %s (%s backend)", crdName, app.Kind, def.Status.Backend)
-	if roleNote != "" {
-		msg += "; " + roleNote
-	}
-	return msg, nil
-}
