@@ -27,17 +27,6 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
-// Event reasons on instances.
-const (
-	EventCreated         = "Created"
-	EventUpdated         = "Updated"
-	EventDriftCorrected  = "DriftCorrected"
-	EventTakeoverRefused = "TakeoverRefused"
-	EventAdopted         = "Adopted"
-	EventInvalidSpec     = "InvalidSpec"
-	EventApplyFailed     = "ApplyFailed"
-)
-
 // errConflict: the backing object changed between our read and our
 // write; the reconcile starts over on a fresh read.
 var errConflict = errors.New("the backing object changed while it was being written")
@@ -177,7 +166,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 	}
 	desired, err := r.desired(def, inst, live)
 	if err != nil {
-		r.event(inst, "Warning", EventInvalidSpec, "Build", err.Error())
+		r.event(inst, "Warning", appsv1alpha1.EventInvalidSpec, "Build", err.Error())
 		return nil, err
 	}
 	var verdict ownership.Verdict
@@ -191,7 +180,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 	}
 	if verdict == ownership.Foreign {
 		takeoverRefusalsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
-		r.event(inst, "Warning", EventTakeoverRefused, "Guard", err.Error())
+		r.event(inst, "Warning", appsv1alpha1.EventTakeoverRefused, "Guard", err.Error())
 		// The foreign object carries none of our labels, so no event will
 		// tell us when its owner removes it: look again from time to time.
 		return nil, reconcileerr.Foreign(appsv1alpha1.ReasonBackingObjectNotOwned, err)
@@ -220,7 +209,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 		if platform {
 			err = r.applyErrNamespaceGone(err, ns)
 		}
-		r.event(inst, "Warning", EventApplyFailed, "Apply", err.Error())
+		r.event(inst, "Warning", appsv1alpha1.EventApplyFailed, "Apply", err.Error())
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonApplyFailed, fmt.Errorf("the API server refused %s %s: %w", desired.GetKind(), desired.GetName(), err))
 		}
@@ -233,7 +222,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 		if desired.GetGeneration() != live.GetGeneration() {
 			kept = fmt.Sprintf("its spec was brought to the desired state (generation %d to %d)", live.GetGeneration(), desired.GetGeneration())
 		}
-		r.event(inst, "Normal", EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; %s",
+		r.event(inst, "Normal", appsv1alpha1.EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; %s",
 			desired.GetKind(), desired.GetName(), live.GetUID(), appsv1alpha1.AnnotationAdopt, kept))
 		if err := r.takeOverFields(ctx, desired); err != nil {
 			return nil, err
@@ -249,11 +238,11 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 	}
 	switch res {
 	case ssa.Created:
-		r.event(inst, "Normal", EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
+		r.event(inst, "Normal", appsv1alpha1.EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
 	case ssa.Updated:
-		r.event(inst, "Normal", EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
+		r.event(inst, "Normal", appsv1alpha1.EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
 	case ssa.Corrected:
-		r.event(inst, "Normal", EventDriftCorrected, "Apply", fmt.Sprintf("%s %s was changed outside this instance; its managed fields were restored", kind, name))
+		r.event(inst, "Normal", appsv1alpha1.EventDriftCorrected, "Apply", fmt.Sprintf("%s %s was changed outside this instance; its managed fields were restored", kind, name))
 	}
 	return live, nil
 }

@@ -56,6 +56,14 @@ const (
 	// ReasonResumed: the reason of the event recorded when the suspend
 	// annotation is removed and the backing object is resumed.
 	ReasonResumed = "Resumed"
+	// ReasonInvalidTimeoutAnnotation (helm, Stalled): a
+	// release.cozystack.io/helm-*-timeout annotation on the definition is
+	// not a duration helm-controller accepts.
+	ReasonInvalidTimeoutAnnotation = "InvalidTimeoutAnnotation"
+	// ReasonInvalidDisableWaitAnnotation (helm, Stalled):
+	// release.cozystack.io/helm-install-disable-wait is neither "true" nor
+	// "false".
+	ReasonInvalidDisableWaitAnnotation = "InvalidDisableWaitAnnotation"
 )
 
 // Labels on backing objects (the contract kept from upstream Cozystack).

@@ -136,7 +136,7 @@ func TestBuildRejectsBadTimeout(t *testing.T) {
 	def.Object.Annotations = map[string]string{cozyv1alpha1.AnnotationHelmInstallTimeout: "ten minutes"}
 	_, err := Backend{}.Build(def, instancetest.Object(t, instanceYAML), nil)
 	s, ok := reconcileerr.AsStalled(err)
-	if !ok || s.Reason != ReasonInvalidTimeout || !strings.Contains(err.Error(), "release.cozystack.io/helm-install-timeout") {
+	if !ok || s.Reason != appsv1alpha1.ReasonInvalidTimeoutAnnotation || !strings.Contains(err.Error(), "release.cozystack.io/helm-install-timeout") {
 		t.Fatalf("error = %v, want a stalled error naming the annotation", err)
 	}
 }

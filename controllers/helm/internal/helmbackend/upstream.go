@@ -16,18 +16,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
-)
-
-// Reasons of the Stalled conditions this backend reports.
-const (
-	// ReasonInvalidTimeout: a release.cozystack.io/helm-*-timeout annotation
-	// on the definition is not a duration helm-controller accepts.
-	ReasonInvalidTimeout = "InvalidTimeoutAnnotation"
-	// ReasonInvalidDisableWait: release.cozystack.io/helm-install-disable-wait
-	// is neither "true" nor "false".
-	ReasonInvalidDisableWait = "InvalidDisableWaitAnnotation"
 )
 
 // ShardKeyLabel is the label helm-controller shards select HelmReleases by.
@@ -72,7 +63,7 @@ func parseTimeout(ann map[string]string, key string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if !helmDuration.MatchString(v) || err != nil {
-		return 0, reconcileerr.Stalled(ReasonInvalidTimeout,
+		return 0, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidTimeoutAnnotation,
 			fmt.Errorf("annotation %s=%q on the definition is not a duration helm-controller accepts (digits with ms, s, m or h, such as 15m or 1h30m)", key, v))
 	}
 	return d, nil
@@ -91,7 +82,7 @@ func DisableWait(ann map[string]string) (bool, error) {
 	case strings.EqualFold(v, "false"):
 		return false, nil
 	}
-	return false, reconcileerr.Stalled(ReasonInvalidDisableWait,
+	return false, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidDisableWaitAnnotation,
 		fmt.Errorf("annotation %s=%q on the definition must be \"true\" or \"false\"", cozyv1alpha1.AnnotationHelmInstallDisableWait, v))
 }
 

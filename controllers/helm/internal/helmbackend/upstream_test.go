@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/instance/instancetest"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
@@ -37,8 +38,8 @@ func TestTimeouts(t *testing.T) {
 			i, u, err := Timeouts(tt.ann)
 			if tt.wantErr != "" {
 				s, ok := reconcileerr.AsStalled(err)
-				if !ok || s.Reason != ReasonInvalidTimeout || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want a stalled %s naming %s", err, ReasonInvalidTimeout, tt.wantErr)
+				if !ok || s.Reason != appsv1alpha1.ReasonInvalidTimeoutAnnotation || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want a stalled %s naming %s", err, appsv1alpha1.ReasonInvalidTimeoutAnnotation, tt.wantErr)
 				}
 				return
 			}
@@ -59,8 +60,8 @@ func TestDisableWait(t *testing.T) {
 	}
 	if _, err := DisableWait(map[string]string{k: "yes"}); err == nil || !strings.Contains(err.Error(), k) {
 		t.Errorf("yes: error %v, want one naming the annotation", err)
-	} else if s, _ := reconcileerr.AsStalled(err); s == nil || s.Reason != ReasonInvalidDisableWait {
-		t.Errorf("yes: not a stalled %s: %v", ReasonInvalidDisableWait, err)
+	} else if s, _ := reconcileerr.AsStalled(err); s == nil || s.Reason != appsv1alpha1.ReasonInvalidDisableWaitAnnotation {
+		t.Errorf("yes: not a stalled %s: %v", appsv1alpha1.ReasonInvalidDisableWaitAnnotation, err)
 	}
 }
 

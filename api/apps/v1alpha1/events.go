@@ -1,0 +1,27 @@
+package v1alpha1
+
+// Event reasons the backend controllers record on instances (the
+// ReasonResumed event and the transitions of the conditions aside).
+const (
+	// EventCreated (Normal): the backing object was created.
+	EventCreated = "Created"
+	// EventUpdated (Normal): the backing object was brought to the desired
+	// state after the instance (or its definition) changed.
+	EventUpdated = "Updated"
+	// EventDriftCorrected (Normal): someone else changed fields of the
+	// backing object this controller manages; they were put back.
+	EventDriftCorrected = "DriftCorrected"
+	// EventTakeoverRefused (Warning): an object at the backing object's
+	// name is not this instance's; it is left untouched
+	// (ReasonBackingObjectNotOwned).
+	EventTakeoverRefused = "TakeoverRefused"
+	// EventAdopted (Normal): an existing backing object was adopted, as the
+	// adoption annotation allows.
+	EventAdopted = "Adopted"
+	// EventInvalidSpec (Warning): the spec cannot be encoded for the
+	// backend (ReasonInvalidSpec).
+	EventInvalidSpec = "InvalidSpec"
+	// EventApplyFailed (Warning): the API server refused the backing object
+	// (ReasonApplyFailed).
+	EventApplyFailed = "ApplyFailed"
+)
