@@ -68,12 +68,7 @@ if [[ $# -gt 0 ]]; then
   run chainsaw-report-kind "$@" || status=$?
   exit ${status}
 fi
-shared=() single=()
-for d in "${SUITE}"/*/; do
-  d=${d%/}
-  case "$(basename "${d}")" in _*) continue ;; esac
-  if [[ -f "${d}/.controllers" ]]; then single+=("${d}"); else shared+=("${d}"); fi
-done
+suite_split "${SUITE}"
 install "${controllers[@]}"
 run chainsaw-report-kind "${shared[@]}" || status=$?
 for d in "${single[@]}"; do

@@ -93,12 +93,7 @@ if [[ $# -gt 0 ]]; then
   exit ${status}
 fi
 
-shared=() single=()
-for d in "${SUITE}"/*/; do
-  d=${d%/}
-  case "$(basename "${d}")" in _*) continue ;; esac
-  if [[ -f "${d}/.controllers" ]]; then single+=("${d}"); else shared+=("${d}"); fi
-done
+suite_split "${SUITE}"
 run chainsaw-report "" "${shared[@]}" || status=$?
 for d in "${single[@]}"; do
   run "chainsaw-report-$(basename "${d}")" "$(tr '\n' ' ' < "${d}/.controllers")" "${d}" || status=$?

@@ -24,3 +24,17 @@ moddir() {
   (cd "${ROOT}/hack/tools/kube" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "$1") |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
 }
+
+# suite_split DIR: fills the arrays `shared` and `single` with the scenario
+# folders of the chainsaw suite DIR (folders starting with _ are helpers):
+# a folder holding a `.controllers` file is a single-controller suite, run on
+# its own control plane with only those controllers; the others share one.
+suite_split() {
+  shared=() single=()
+  local d
+  for d in "$1"/*/; do
+    d=${d%/}
+    case "$(basename "${d}")" in _*) continue ;; esac
+    if [[ -f "${d}/.controllers" ]]; then single+=("${d}"); else shared+=("${d}"); fi
+  done
+}
