@@ -48,7 +48,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -83,15 +82,8 @@ var benchGVK = schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1a
 func main() {
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // the watcher's cache logs nothing worth reading here
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	measure.Check(err)
-	cfg.QPS, cfg.Burst = -1, 0 // unthrottled: the API server's capacity is what is measured
-	scheme := runtime.NewScheme()
-	measure.Check(clientgoscheme.AddToScheme(scheme))
-	measure.Check(cozyv1alpha1.AddToScheme(scheme))
-	measure.Check(helmv2.AddToScheme(scheme))
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	measure.Check(err)
+	// Unthrottled: the API server's capacity is what is measured.
+	_, scheme, c := measure.Client(*kubeconfig, -1, 0, cozyv1alpha1.AddToScheme, helmv2.AddToScheme)
 	ctx := context.Background()
 	label := fmt.Sprintf("%s N=%d", *setting, *n)
 	switch *phase {

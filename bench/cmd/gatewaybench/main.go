@@ -24,9 +24,6 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -49,16 +46,7 @@ const ours = gatewayv1alpha1.RouteConflictControllerName
 
 func main() {
 	flag.Parse()
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	measure.Check(err)
-	cfg.QPS, cfg.Burst = float32(*qps), max(int(2**qps), 0)
-	scheme := runtime.NewScheme()
-	measure.Check(clientgoscheme.AddToScheme(scheme))
-	measure.Check(gatewayv1.Install(scheme))
-	measure.Check(cmv1.AddToScheme(scheme))
-	measure.Check(gatewayv1alpha1.AddToScheme(scheme))
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	measure.Check(err)
+	_, _, c := measure.Client(*kubeconfig, float32(*qps), max(int(2**qps), 0), gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme)
 	ctx := context.Background()
 
 	convergence(ctx, c)

@@ -13,7 +13,30 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// Client connects to the control plane of kubeconfig with the client-side
+// rate limit qps and burst (qps -1: unthrottled) and a scheme of the
+// built-in kinds and those adders add.
+func Client(kubeconfig string, qps float32, burst int, adders ...func(*runtime.Scheme) error) (*rest.Config, *runtime.Scheme, client.Client) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Check(err)
+	cfg.QPS, cfg.Burst = qps, burst
+	scheme := runtime.NewScheme()
+	Check(clientgoscheme.AddToScheme(scheme))
+	for _, add := range adders {
+		Check(add(scheme))
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	Check(err)
+	return cfg, scheme, c
+}
 
 // WaitFor polls cond every 100ms and exits the process when it does not hold
 // within timeout.
