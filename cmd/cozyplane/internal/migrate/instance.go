@@ -1,10 +1,14 @@
 package migrate
 
 import (
+	"fmt"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 )
@@ -90,6 +94,63 @@ func readyCondition(u *unstructured.Unstructured) *metav1.Condition {
 	if c := meta.FindStatusCondition(conds, appsv1alpha1.ConditionReady); c != nil {
 		out := *c
 		return &out
+	}
+	return nil
+}
+
+func isInstanceRef(ref *metav1.OwnerReference, kind, name string) bool {
+	return ref.APIVersion == appsv1alpha1.GroupVersion.String() && ref.Kind == kind && ref.Name == name
+}
+
+// SpecFromValues is the instance spec read back from HelmRelease values the
+// way upstream's API reads it: the top-level keys starting with "_" are the
+// platform's, not the tenant's, and are dropped. Nil stays nil.
+func SpecFromValues(values map[string]any) map[string]any {
+	if values == nil {
+		return nil
+	}
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		if !strings.HasPrefix(k, "_") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Unprefixed returns the entries of m whose key starts with prefix, with the
+// prefix removed; nil when there is none.
+func Unprefixed(m map[string]string, prefix string) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[rest] = v
+		}
+	}
+	return out
+}
+
+// Adopted reports whether the HelmRelease is controlled by the instance
+// (same kind, name and uid). Pure.
+func Adopted(controller *metav1.OwnerReference, kind, name string, instanceUID types.UID) bool {
+	return controller != nil && isInstanceRef(controller, kind, name) && controller.UID == instanceUID
+}
+
+// ExistingInstanceVerdict decides about an instance found where --apply
+// meant to create one (it appeared since the plan, or a previous run
+// created it): nil when it carries the proof for this HelmRelease, else why
+// it is left alone.
+func ExistingInstanceVerdict(x *Instance, releaseUID types.UID) error {
+	switch {
+	case x.Deleting:
+		return fmt.Errorf("%s %s/%s is being deleted: run migrate again once it is gone", x.Kind, x.Namespace, x.Name)
+	case x.Adopt == "":
+		return fmt.Errorf("%s %s/%s exists without the adoption proof (annotation %s): not overwritten", x.Kind, x.Namespace, x.Name, appsv1alpha1.AnnotationAdopt)
+	case x.Adopt != string(releaseUID):
+		return fmt.Errorf("%s %s/%s exists with an adoption proof for another object (uid %s): not overwritten", x.Kind, x.Namespace, x.Name, x.Adopt)
 	}
 	return nil
 }
