@@ -70,10 +70,11 @@ func (b Base) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, des
 		Apply(ctx, tgw, desired, gvk, live)
 }
 
-// Refuse counts and words the refusal to touch live, an object at a name
-// tgw derives that it does not control (ownership.Check).
-func (b Base) Refuse(kind string, live client.Object, tgw *gatewayv1alpha1.TenantGateway) error {
-	err := ownership.Check(kind, live, Owner(tgw))
+// Refuse returns the refusal to touch live, an object at a name tgw derives
+// that it does not control (ownership.Check, which words it with noun), and
+// counts it under kind; nil when live is nil or tgw controls it.
+func (b Base) Refuse(kind, noun string, live client.Object, tgw *gatewayv1alpha1.TenantGateway) error {
+	err := ownership.Check(noun, live, Owner(tgw))
 	if err != nil {
 		CountRefusal(b.Name, kind)
 	}

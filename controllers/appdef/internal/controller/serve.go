@@ -11,6 +11,7 @@ import (
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
@@ -29,28 +30,22 @@ type serving struct {
 	roleNote string
 }
 
-// phase is one step of serving a definition. It returns nil to go on; an
+// phases are the steps of serve, in order. Each returns nil to go on; an
 // error (typed: reconcileerr.Stalled, Foreign, Waiting, or transient) ends
 // serve and decides the conditions (summarize).
-type phase struct {
-	name string
-	run  func(context.Context, *serving) error
-}
-
-// phases are the steps of serve, in order.
-func (r *Reconciler) phases() []phase {
-	return []phase{
-		{"build", r.buildObjects}, // the CRD and policy the definition asks for
-		{"names", r.checkNames},   // no clash with another definition, no rename
-		{"crd-owner", r.checkCRD}, // the CRD at the name is ours (or absent)
+func (r *Reconciler) phases() []phase.Phase[*serving] {
+	return []phase.Phase[*serving]{
+		{Name: "build", Run: r.buildObjects}, // the CRD and policy the definition asks for
+		{Name: "names", Run: r.checkNames},   // no clash with another definition, no rename
+		{Name: "crd-owner", Run: r.checkCRD}, // the CRD at the name is ours (or absent)
 		// The policy goes first: a free-form kind is never served unchecked.
-		{"instance-keys", r.servePolicy},
+		{Name: "instance-keys", Run: r.servePolicy},
 		// The roles go before the CRD too, so users of the built-in roles
 		// can use the kind as soon as it is served.
-		{"roles", r.serveRoles},
-		{"crd", r.applyCRD},            // written; waits when it changed
-		{"established", r.established}, // the API server serves it
-		{"routing", r.routed},          // no APIService sends the group elsewhere
+		{Name: "roles", Run: r.serveRoles},
+		{Name: "crd", Run: r.applyCRD},            // written; waits when it changed
+		{Name: "established", Run: r.established}, // the API server serves it
+		{Name: "routing", Run: r.routed},          // no APIService sends the group elsewhere
 	}
 }
 
@@ -68,11 +63,8 @@ func (r *Reconciler) serve(ctx context.Context, def *cozyv1alpha1.ApplicationDef
 	if be, err := def.ResolvedBackend(); err == nil {
 		def.Status.Backend = be.Type
 	}
-	for _, p := range r.phases() {
-		if err := p.run(ctx, s); err != nil {
-			log.FromContext(ctx).V(1).Info("phase did not complete", "phase", p.name, "error", err.Error())
-			return "", err
-		}
+	if err := phase.Run(ctx, s, r.phases()...); err != nil {
+		return "", err
 	}
 	msg := fmt.Sprintf("CRD %s is established and serves kind %s (%s backend)", s.crdName, app.Kind, def.Status.Backend)
 	if s.roleNote != "" {

@@ -20,6 +20,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
@@ -69,85 +70,121 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
+// certs is what the phases of one reconcile learn and pass on.
+type certs struct {
+	tgw   *gatewayv1alpha1.TenantGateway
+	state tenantgateway.CertificatesState
+	gw    gatewayv1.Gateway
+	// wanted are the Certificate names the listeners reference.
+	wanted map[string]bool
+}
+
+// phases are the steps of a reconcile, in order; the first error ends it
+// (reconcile turns it into the condition).
+func (r *Reconciler) phases() []phase.Phase[*certs] {
+	return []phase.Phase[*certs]{
+		{Name: "issuer", Run: r.issuer},             // the Issuer, or none
+		{Name: "certificates", Run: r.certificates}, // one per HTTPS listener's Secret
+		{Name: "stale", Run: r.stale},               // those no listener references
+		{Name: "existing-secret", Run: r.existingSecret},
+	}
+}
+
+// reconcile runs the phases and decides CertificatesReady: from what they
+// gathered, or from the error that ended them (a stalled state is not
+// retried; anything else is, with ReconcileError).
 func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (metav1.Condition, ctrl.Result, error) {
-	mode := tgw.Spec.EffectiveCertMode()
-	state := tenantgateway.CertificatesState{Mode: mode, Gateway: tgw.Namespace + "/" + tenantgateway.GatewayName(tgw.Name)}
-	failed := func(err error) (metav1.Condition, ctrl.Result, error) {
-		if s, ok := reconcileerr.AsStalled(err); ok {
-			// The spec must change; retrying does not help.
-			return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, s.Reason, err.Error()), ctrl.Result{}, nil
-		}
+	c := &certs{tgw: tgw, state: tenantgateway.CertificatesState{
+		Mode: tgw.Spec.EffectiveCertMode(), Gateway: tgw.Namespace + "/" + tenantgateway.GatewayName(tgw.Name)}}
+	err := phase.Run(ctx, c, r.phases()...)
+	if s, ok := reconcileerr.AsStalled(err); ok {
+		// The spec must change; retrying does not help.
+		return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, s.Reason, err.Error()), ctrl.Result{}, nil
+	}
+	if err != nil {
 		return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse,
 			gatewayv1alpha1.ReasonReconcileError, err.Error()), ctrl.Result{}, err
 	}
+	return tenantgateway.CertificatesReadyCondition(c.state), ctrl.Result{}, nil
+}
 
-	// The Issuer.
+// issuer applies the Issuer the certificate mode asks for, or deletes the
+// one the TenantGateway controls when it asks for none; one it does not
+// control is refused.
+func (r *Reconciler) issuer(ctx context.Context, c *certs) error {
+	tgw := c.tgw
 	issuer, err := tenantgateway.DesiredIssuer(tenantgateway.IssuerInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Spec: tgw.Spec, ManagedBy: r.Name})
 	if err != nil {
-		return failed(err)
+		return err
 	}
-	var liveIssuer cmv1.Issuer
-	issuerName := tenantgateway.IssuerName(tgw.Name)
-	found, err := r.Get(ctx, tgw.Namespace, issuerName, &liveIssuer)
+	var live cmv1.Issuer
+	name := tenantgateway.IssuerName(tgw.Name)
+	found, err := r.Get(ctx, tgw.Namespace, name, &live)
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	switch {
-	case found && !metav1.IsControlledBy(&liveIssuer, tgw):
+	case found && !metav1.IsControlledBy(&live, tgw):
 		if issuer != nil {
-			state.Refused = append(state.Refused, r.Refuse("Issuer", &liveIssuer, tgw).Error())
+			c.state.Refused = append(c.state.Refused, r.Refuse("Issuer", "Issuer", &live, tgw).Error())
 		}
 	case issuer == nil && found:
-		if err := r.Delete(ctx, tgw, &liveIssuer, "Issuer", "certMode "+string(mode)+" needs no Issuer"); err != nil {
-			return failed(err)
-		}
+		return r.Delete(ctx, tgw, &live, "Issuer", "certMode "+string(c.state.Mode)+" needs no Issuer")
 	case issuer != nil:
-		if err := r.apply(ctx, tgw, issuer, issuerGVK, &liveIssuer, found); err != nil {
-			return failed(err)
+		if err := r.apply(ctx, tgw, issuer, issuerGVK, &live, found); err != nil {
+			return err
 		}
-		state.Issuer = readyState(issuerName, liveIssuer.Status.Conditions, found)
+		c.state.Issuer = readyState(name, live.Status.Conditions, found)
 	}
+	return nil
+}
 
-	// The Certificates, from the Gateway's listeners.
-	var gw gatewayv1.Gateway
-	state.GatewayFound, err = r.Get(ctx, tgw.Namespace, tenantgateway.GatewayName(tgw.Name), &gw)
+// certificates applies the Certificates the Gateway's HTTPS listeners
+// reference; one it does not control is refused.
+func (r *Reconciler) certificates(ctx context.Context, c *certs) error {
+	tgw := c.tgw
+	var err error
+	c.state.GatewayFound, err = r.Get(ctx, tgw.Namespace, tenantgateway.GatewayName(tgw.Name), &c.gw)
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	desired := tenantgateway.DesiredCertificates(tenantgateway.CertificatesInput{
-		TenantGateway: tgw.Name, Namespace: tgw.Namespace, CertMode: mode, Listeners: gw.Spec.Listeners, ManagedBy: r.Name})
-	wanted := map[string]bool{}
+		TenantGateway: tgw.Name, Namespace: tgw.Namespace, CertMode: c.state.Mode, Listeners: c.gw.Spec.Listeners, ManagedBy: r.Name})
+	c.wanted = map[string]bool{}
 	for i := range desired {
 		want := &desired[i]
-		wanted[want.Name] = true
+		c.wanted[want.Name] = true
 		var live cmv1.Certificate
 		found, err := r.Get(ctx, tgw.Namespace, want.Name, &live)
 		if err != nil {
-			return failed(err)
+			return err
 		}
 		if found && !metav1.IsControlledBy(&live, tgw) {
-			state.Refused = append(state.Refused, r.Refuse("Certificate", &live, tgw).Error())
+			c.state.Refused = append(c.state.Refused, r.Refuse("Certificate", "Certificate", &live, tgw).Error())
 			continue
 		}
 		if err := r.apply(ctx, tgw, want, certificateGVK, &live, found); err != nil {
-			return failed(err)
+			return err
 		}
-		state.Certificates = append(state.Certificates, certReady(want.Name, &live, found))
+		c.state.Certificates = append(c.state.Certificates, certReady(want.Name, &live, found))
 	}
-	if err := r.deleteStale(ctx, tgw, wanted); err != nil {
-		return failed(err)
-	}
+	return nil
+}
 
-	if mode == gatewayv1alpha1.CertModeExistingSecret && tgw.Spec.WildcardSecretRef != nil {
-		// The Gateway implementation reads the Secret and reports on the
-		// listeners; this controller has no right to read Secrets.
-		state.SecretName = tgw.Spec.WildcardSecretRef.Name
-		if state.GatewayFound {
-			state.Secret = tenantgateway.SecretResolution(&gw, state.SecretName)
-		}
+// existingSecret reads the existingSecret signal: the Gateway implementation
+// reads the Secret and reports on the listeners; this controller has no
+// right to read Secrets.
+func (r *Reconciler) existingSecret(_ context.Context, c *certs) error {
+	ref := c.tgw.Spec.WildcardSecretRef
+	if c.state.Mode != gatewayv1alpha1.CertModeExistingSecret || ref == nil {
+		return nil
 	}
-	return tenantgateway.CertificatesReadyCondition(state), ctrl.Result{}, nil
+	c.state.SecretName = ref.Name
+	if c.state.GatewayFound {
+		c.state.Secret = tenantgateway.SecretResolution(&c.gw, c.state.SecretName)
+	}
+	return nil
 }
 
 // apply applies desired; live is the object read, used only when found.
@@ -159,13 +196,14 @@ func (r *Reconciler) apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGatew
 	return err
 }
 
-// deleteStale deletes the Certificates this TenantGateway controls that no
+// stale deletes the Certificates this TenantGateway controls that no
 // listener references any more. Ownership alone decides, not labels: the
 // Certificates upstream Cozystack's controller created for it (labelled
 // cozystack.io/tenantgateway, or for the wildcard one only
 // cozystack.io/managed-by) are as much its own. Certificates it does not
 // control are never deleted, whatever their labels say.
-func (r *Reconciler) deleteStale(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, wanted map[string]bool) error {
+func (r *Reconciler) stale(ctx context.Context, c *certs) error {
+	tgw, wanted := c.tgw, c.wanted
 	var certs cmv1.CertificateList
 	if err := r.Client.List(ctx, &certs, client.InNamespace(tgw.Namespace)); err != nil {
 		return fmt.Errorf("listing Certificates: %w", err)

@@ -22,6 +22,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/readiness"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
@@ -84,69 +85,116 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, err
 }
 
-// reconcile does the work and returns the status to write. An error is
-// returned only when retrying can help; problems the user must fix are in
-// the status.
+// listeners is what the phases of one reconcile learn and pass on.
+type listeners struct {
+	tgw *gatewayv1alpha1.TenantGateway
+	// gw is the live Gateway (nil: it does not exist).
+	gw        *gatewayv1.Gateway
+	in        tenantgateway.ListenersInput
+	rejected  []tenantgateway.RejectedHostname
+	listeners []gatewayv1.Listener
+	// route is the live redirect route (nil: it does not exist).
+	route *gatewayv1.HTTPRoute
+	// applied says how the Gateway's apply went.
+	applied ssa.Result
+}
+
+// phases are the steps of a reconcile, in order; the first error ends it.
+func (r *Reconciler) phases() []phase.Phase[*listeners] {
+	return []phase.Phase[*listeners]{
+		{Name: "read", Run: r.read},          // the live Gateway and redirect route
+		{Name: "inputs", Run: r.gather},      // attached routes, inheriting children
+		{Name: "listeners", Run: r.decide},   // the listener set, or why none can be served
+		{Name: "ownership", Run: r.guard},    // both objects are the TenantGateway's (or absent)
+		{Name: "apply", Run: r.applyObjects}, // the Gateway, then the redirect route
+	}
+}
+
+// reconcile runs the phases and returns the status to write. An error is
+// returned only when retrying can help; problems the user must fix (a
+// stalled state: too many listeners, a spec that cannot work, an object
+// that is not ours) are in the status, and the Gateway stays as it is.
 func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (gatewayctl.Status, error) {
-	gw, err := r.liveGateway(ctx, tgw)
-	if err != nil {
-		return r.failed(tgw, nil, nil, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
-	}
-	in, rejectedChildren, err := r.inputs(ctx, tgw)
-	if err != nil {
-		return r.failed(tgw, gw, nil, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
-	}
-	listeners, rejected, err := tenantgateway.DesiredListeners(in)
-	rejected = append(rejected, rejectedChildren...)
-	if err != nil {
-		// Too many listeners, or a spec that cannot work: nothing is
-		// applied, the Gateway stays as it is.
-		reason := gatewayv1alpha1.ReasonReconcileError
+	l := &listeners{tgw: tgw}
+	if err := phase.Run(ctx, l, r.phases()...); err != nil {
 		if s, ok := reconcileerr.AsStalled(err); ok {
-			reason = s.Reason
+			return r.failed(tgw, l.gw, l.rejected, s.Reason, err.Error()), nil
 		}
-		return r.failed(tgw, gw, rejected, reason, err.Error()), nil
+		return r.failed(tgw, l.gw, l.rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
 	}
-
-	if err := r.Refuse("Gateway", gw, tgw); err != nil {
-		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), nil
-	}
-	redirect := tenantgateway.DesiredRedirectRoute(tenantgateway.RedirectRouteInput{
-		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Apex: tgw.Spec.Apex, ManagedBy: r.Name})
-	liveRoute, err := r.liveRoute(ctx, redirect.Namespace, redirect.Name)
-	if err != nil {
-		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
-	}
-	if err := r.Refuse("HTTPRoute", liveRoute, tgw); err != nil {
-		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), nil
-	}
-
-	desiredGW := tenantgateway.DesiredGateway(tenantgateway.GatewayInput{
-		TenantGateway: tgw.Name, Namespace: tgw.Namespace,
-		GatewayClassName: tgw.Spec.EffectiveGatewayClassName(), Listeners: listeners, ManagedBy: r.Name})
-	var liveGW client.Object
-	if gw != nil {
-		liveGW = gw
-	}
-	res, err := r.Apply(ctx, tgw, desiredGW, gatewayGVK, liveGW)
-	if err != nil {
-		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
-	}
-	var liveRT client.Object
-	if liveRoute != nil {
-		liveRT = liveRoute
-	}
-	if _, err := r.Apply(ctx, tgw, redirect, httpRouteGVK, liveRT); err != nil {
-		return r.failed(tgw, gw, rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
-	}
-	statuses, ready := tenantgateway.ListenersStatus(listeners, gw)
-	if res != ssa.Unchanged {
+	statuses, ready := tenantgateway.ListenersStatus(l.listeners, l.gw)
+	if l.applied != ssa.Unchanged {
 		// The status read describes the Gateway before this write; the
 		// write's event brings the reconcile that reports on the new one.
 		ready = gatewayctl.Condition(gatewayv1alpha1.ConditionListenersReady, metav1.ConditionUnknown,
 			gatewayv1alpha1.ReasonProgressing, "the Gateway was updated; waiting for the implementation to program it")
 	}
-	return r.status(tgw, statuses, ready, rejected), nil
+	return r.status(tgw, statuses, ready, l.rejected), nil
+}
+
+func (r *Reconciler) read(ctx context.Context, l *listeners) error {
+	var gw gatewayv1.Gateway
+	found, err := r.Get(ctx, l.tgw.Namespace, tenantgateway.GatewayName(l.tgw.Name), &gw)
+	if err != nil {
+		return err
+	}
+	if found {
+		l.gw = &gw
+	}
+	var route gatewayv1.HTTPRoute
+	found, err = r.Get(ctx, l.tgw.Namespace, tenantgateway.RedirectRouteName(l.tgw.Name), &route)
+	if found {
+		l.route = &route
+	}
+	return err
+}
+
+func (r *Reconciler) gather(ctx context.Context, l *listeners) error {
+	in, rejected, err := r.inputs(ctx, l.tgw)
+	l.in, l.rejected = in, rejected
+	return err
+}
+
+// decide derives the listeners; an error of tenantgateway (too many
+// listeners, a spec that cannot work) is a stalled state: nothing is applied.
+func (r *Reconciler) decide(_ context.Context, l *listeners) error {
+	listeners, rejected, err := tenantgateway.DesiredListeners(l.in)
+	l.listeners, l.rejected = listeners, append(rejected, l.rejected...)
+	return err
+}
+
+// guard refuses to touch a Gateway or redirect route at the derived names
+// that the TenantGateway does not control: stalled, ReconcileError.
+func (r *Reconciler) guard(_ context.Context, l *listeners) error {
+	if err := r.Refuse("Gateway", "gateway", l.gw, l.tgw); err != nil {
+		return reconcileerr.Stalled(gatewayv1alpha1.ReasonReconcileError, err)
+	}
+	if err := r.Refuse("HTTPRoute", "httproute", l.route, l.tgw); err != nil {
+		return reconcileerr.Stalled(gatewayv1alpha1.ReasonReconcileError, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
+	tgw := l.tgw
+	desiredGW := tenantgateway.DesiredGateway(tenantgateway.GatewayInput{
+		TenantGateway: tgw.Name, Namespace: tgw.Namespace,
+		GatewayClassName: tgw.Spec.EffectiveGatewayClassName(), Listeners: l.listeners, ManagedBy: r.Name})
+	var liveGW, liveRoute client.Object
+	if l.gw != nil {
+		liveGW = l.gw
+	}
+	if l.route != nil {
+		liveRoute = l.route
+	}
+	var err error
+	if l.applied, err = r.Apply(ctx, tgw, desiredGW, gatewayGVK, liveGW); err != nil {
+		return err
+	}
+	redirect := tenantgateway.DesiredRedirectRoute(tenantgateway.RedirectRouteInput{
+		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Apex: tgw.Spec.Apex, ManagedBy: r.Name})
+	_, err = r.Apply(ctx, tgw, redirect, httpRouteGVK, liveRoute)
+	return err
 }
 
 // inputs gathers what the listener set depends on: the hostnames of the
@@ -185,30 +233,6 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	children, rejected := tenantgateway.InheritingChildApexes(tenantgateway.ChildrenInput{
 		OwnerNamespace: tgw.Namespace, Apex: tgw.Spec.Apex, Namespaces: namespaces})
 	return tenantgateway.NewListenersInput(tgw, hostnames, children), rejected, nil
-}
-
-func (r *Reconciler) liveGateway(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (*gatewayv1.Gateway, error) {
-	var gw gatewayv1.Gateway
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: tgw.Namespace, Name: tenantgateway.GatewayName(tgw.Name)}, &gw)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading Gateway %s/%s: %w", tgw.Namespace, tgw.Name, err)
-	}
-	return &gw, nil
-}
-
-func (r *Reconciler) liveRoute(ctx context.Context, namespace, name string) (*gatewayv1.HTTPRoute, error) {
-	var rt gatewayv1.HTTPRoute
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &rt)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading HTTPRoute %s/%s: %w", namespace, name, err)
-	}
-	return &rt, nil
 }
 
 // failed is the status when the Gateway could not be brought to the desired
