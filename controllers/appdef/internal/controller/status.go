@@ -55,7 +55,7 @@ func readyReason(s *cozyv1alpha1.ApplicationDefinitionStatus) string {
 // definition's readiness gauge, and reports a change of the Ready reason as
 // an event: Stalled (warning) when the definition stalls for a new reason,
 // Served when its kind becomes served, DeletionWaiting when its deletion
-// starts waiting for instances.
+// starts waiting for instances (action: the Ready reason, Serve, Delete).
 func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.ApplicationDefinition, before *cozyv1alpha1.ApplicationDefinitionStatus) error {
 	ready := meta.FindStatusCondition(def.Status.Conditions, cozyv1alpha1.ConditionReady)
 	var status metav1.ConditionStatus
@@ -81,7 +81,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.Applicat
 	}
 	switch {
 	case meta.IsStatusConditionTrue(def.Status.Conditions, cozyv1alpha1.ConditionStalled):
-		r.event(def, corev1EventWarning, EventStalled, "Serve", ready.Message)
+		// The Ready reason is the action: stalls for different reasons stay
+		// different events (a series keeps its first note).
+		r.event(def, corev1EventWarning, EventStalled, ready.Reason, ready.Message)
 	case ready.Reason == cozyv1alpha1.ReasonServed:
 		r.event(def, corev1EventNormal, EventServed, "Serve", ready.Message)
 	case ready.Reason == cozyv1alpha1.ReasonInstancesRemain:
