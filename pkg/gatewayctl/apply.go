@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
@@ -37,7 +38,7 @@ type OwnedApplier struct {
 // Info and recorded as an Applied event, both saying why.
 func (a OwnedApplier) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object,
 	gvk schema.GroupVersionKind, live client.Object) (ssa.Result, error) {
-	u, err := Desired(desired, gvk, Owner(tgw))
+	u, err := ownership.Desired(desired, gvk, Owner(tgw))
 	if err != nil {
 		return ssa.Unchanged, err
 	}

@@ -57,13 +57,15 @@ func (r *Reconciler) ownedCRDs(ctx context.Context, def *cozyv1alpha1.Applicatio
 }
 
 // toUnstructured turns a typed object into what ssa.Apply compares and
-// sends: apiVersion and kind set, the fields the API server owns (status,
-// creation time, resource version) removed, and a controller reference to
-// owner when owner is set.
+// sends: apiVersion and kind set and, when owner is set, what
+// ownership.Desired makes of it for that owner.
 func toUnstructured(obj client.Object, owner ownership.Owner) (*unstructured.Unstructured, error) {
 	gvk, err := gvkOf(obj)
 	if err != nil {
 		return nil, err
+	}
+	if owner.UID != "" {
+		return ownership.Desired(obj, gvk, owner)
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -71,11 +73,6 @@ func toUnstructured(obj client.Object, owner ownership.Owner) (*unstructured.Uns
 	}
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(gvk)
-	if owner.UID != "" {
-		unstructured.RemoveNestedField(u.Object, "status")
-		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		u.SetOwnerReferences([]metav1.OwnerReference{ownership.ControllerRef(owner)})
-	}
 	return u, nil
 }
 
