@@ -3,7 +3,6 @@ package instance
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -135,116 +134,6 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, def *Definition, inst 
 		return nil
 	}
 	return r.Client.Patch(ctx, inst, patch)
-}
-
-// reconcileTarget builds, guards and applies the backing object. It returns
-// the live backing object (nil when it could not be written).
-func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	ns, platform := r.targetNamespace(inst)
-	if platform {
-		// A backing object an earlier version wrote in the tenant's
-		// namespace stays untouched; a platform namespace that is not ours
-		// gets nothing (platform.go).
-		legacy, err := r.legacyTarget(ctx, def, inst)
-		if err != nil {
-			return nil, err
-		}
-		if legacy != nil {
-			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonLegacyBackingObject, errors.New(LegacyMessage(legacy, ns)))
-		}
-		if err := r.ensureNamespace(ctx, ns, inst.GetNamespace()); err != nil {
-			return nil, err
-		}
-	}
-	key := &unstructured.Unstructured{}
-	key.SetGroupVersionKind(r.Backend.TargetGVK())
-	key.SetNamespace(ns)
-	key.SetName(r.Backend.TargetName(def, inst))
-	live, err := r.live(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	desired, err := r.desired(def, inst, live)
-	if err != nil {
-		r.event(inst, "Warning", appsv1alpha1.EventInvalidSpec, "Build", err.Error())
-		return nil, err
-	}
-	var verdict ownership.Verdict
-	if platform && Stale(live, inst) {
-		return nil, r.replaceStale(ctx, live)
-	}
-	if platform {
-		verdict, err = DecidePlatform(desired.GetKind(), live, inst)
-	} else {
-		verdict, err = ownership.Decide(desired.GetKind(), live, AdoptClaim(def, inst))
-	}
-	if verdict == ownership.Foreign {
-		takeoverRefusalsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
-		r.event(inst, "Warning", appsv1alpha1.EventTakeoverRefused, "Guard", err.Error())
-		// The foreign object carries none of our labels, so no event will
-		// tell us when its owner removes it: look again from time to time.
-		return nil, reconcileerr.Foreign(appsv1alpha1.ReasonBackingObjectNotOwned, err)
-	}
-	// Suspended: spec.suspend is the only field written (operations.go).
-	if hold, err := r.applySuspend(ctx, inst, live, verdict); hold || err != nil {
-		return live, err
-	}
-	var opts []ssa.Option
-	if ll, ok := r.Backend.(LiveLabeling); ok {
-		opts = append(opts, ssa.LiveLabels(ll.LiveLabels()...))
-	}
-	if verdict == ownership.Adopt {
-		// The verdict holds for the version we read: if the object changed
-		// since (deleted and recreated, claimed by a controller), the API
-		// server refuses the apply and we decide again on a fresh read.
-		opts = append(opts, ssa.IfUnchanged())
-	}
-	res, err := r.applier.Apply(ctx, desired, live, opts...)
-	if err != nil {
-		if apierrors.IsConflict(err) {
-			// The object moved on since it was read (a label that follows
-			// the live object, an adoption decided on that version).
-			return nil, errConflict
-		}
-		if platform {
-			err = r.applyErrNamespaceGone(err, ns)
-		}
-		r.event(inst, "Warning", appsv1alpha1.EventApplyFailed, "Apply", err.Error())
-		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
-			return nil, reconcileerr.Stalled(appsv1alpha1.ReasonApplyFailed, fmt.Errorf("the API server refused %s %s: %w", desired.GetKind(), desired.GetName(), err))
-		}
-		return nil, err
-	}
-	if verdict == ownership.Adopt {
-		adoptionsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
-		writesTotal.WithLabelValues(r.Name, inst.GetKind(), "adopted").Inc()
-		kept := "its spec was kept"
-		if desired.GetGeneration() != live.GetGeneration() {
-			kept = fmt.Sprintf("its spec was brought to the desired state (generation %d to %d)", live.GetGeneration(), desired.GetGeneration())
-		}
-		r.event(inst, "Normal", appsv1alpha1.EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; %s",
-			desired.GetKind(), desired.GetName(), live.GetUID(), appsv1alpha1.AnnotationAdopt, kept))
-		if err := r.takeOverFields(ctx, desired); err != nil {
-			return nil, err
-		}
-		return desired, nil
-	}
-	kind, name := desired.GetKind(), desired.GetName()
-	if res != ssa.Unchanged {
-		writesTotal.WithLabelValues(r.Name, inst.GetKind(), res.String()).Inc()
-		// Apply decoded the API server's answer into desired: the object as
-		// it now is, so the status projected below is already current.
-		live = desired
-	}
-	switch res {
-	case ssa.Created:
-		r.event(inst, "Normal", appsv1alpha1.EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
-	case ssa.Updated:
-		r.event(inst, "Normal", appsv1alpha1.EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
-	case ssa.Corrected:
-		r.event(inst, "Normal", appsv1alpha1.EventDriftCorrected, "Apply", fmt.Sprintf("%s %s was changed outside this instance; its managed fields were restored", kind, name))
-	}
-	return live, nil
 }
 
 // desired is the backend's object plus the common contract.

@@ -1,0 +1,189 @@
+package instance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/phase"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
+)
+
+// target is what the phases of reconcileTarget learn and pass on.
+type target struct {
+	def  *Definition
+	inst *unstructured.Unstructured
+	// ns is the backing object's namespace; platform says it is a
+	// platform namespace (platform.go), not the instance's.
+	ns       string
+	platform bool
+	live     *unstructured.Unstructured // nil: it does not exist
+	desired  *unstructured.Unstructured
+	verdict  ownership.Verdict
+	// held: the instance is suspended, nothing is applied.
+	held bool
+	// result is the backing object as it now is, for the status (nil when
+	// it could not be written).
+	result *unstructured.Unstructured
+}
+
+// targetPhases are the steps of reconcileTarget, in order.
+func (r *Reconciler) targetPhases() []phase.Phase[*target] {
+	return []phase.Phase[*target]{
+		{Name: "placement", Run: r.place},   // platform namespace; earlier versions' objects
+		{Name: "read", Run: r.read},         // the live backing object
+		{Name: "desired", Run: r.build},     // the backend's object and the common contract
+		{Name: "ownership", Run: r.guard},   // ours, adoptable, stale, or someone else's
+		{Name: "suspend", Run: r.suspend},   // spec.suspend is the only field written
+		{Name: "apply", Run: r.applyTarget}, // server-side apply, events
+	}
+}
+
+// reconcileTarget builds, guards and applies the backing object. It returns
+// the backing object as it now is (nil when it could not be written).
+func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	t := &target{def: def, inst: inst}
+	err := phase.Run(ctx, t, r.targetPhases()...)
+	return t.result, err
+}
+
+// place decides the backing object's namespace. A backing object an earlier
+// version wrote in the tenant's namespace stays untouched; a platform
+// namespace that is not ours gets nothing (platform.go).
+func (r *Reconciler) place(ctx context.Context, t *target) error {
+	t.ns, t.platform = r.targetNamespace(t.inst)
+	if !t.platform {
+		return nil
+	}
+	legacy, err := r.legacyTarget(ctx, t.def, t.inst)
+	if err != nil {
+		return err
+	}
+	if legacy != nil {
+		return reconcileerr.Stalled(appsv1alpha1.ReasonLegacyBackingObject, errors.New(LegacyMessage(legacy, t.ns)))
+	}
+	return r.ensureNamespace(ctx, t.ns, t.inst.GetNamespace())
+}
+
+func (r *Reconciler) read(ctx context.Context, t *target) error {
+	key := &unstructured.Unstructured{}
+	key.SetGroupVersionKind(r.Backend.TargetGVK())
+	key.SetNamespace(t.ns)
+	key.SetName(r.Backend.TargetName(t.def, t.inst))
+	var err error
+	t.live, err = r.live(ctx, key)
+	return err
+}
+
+func (r *Reconciler) build(_ context.Context, t *target) error {
+	var err error
+	if t.desired, err = r.desired(t.def, t.inst, t.live); err != nil {
+		r.event(t.inst, "Warning", appsv1alpha1.EventInvalidSpec, "Build", err.Error())
+	}
+	return err
+}
+
+// guard decides what the instance may do with the live object: a stale one
+// in a platform namespace (an earlier instance's) is replaced; one that is
+// someone else's is refused and looked at again from time to time.
+func (r *Reconciler) guard(ctx context.Context, t *target) error {
+	if t.platform && Stale(t.live, t.inst) {
+		return r.replaceStale(ctx, t.live)
+	}
+	var err error
+	if t.platform {
+		t.verdict, err = DecidePlatform(t.desired.GetKind(), t.live, t.inst)
+	} else {
+		t.verdict, err = ownership.Decide(t.desired.GetKind(), t.live, AdoptClaim(t.def, t.inst))
+	}
+	if t.verdict == ownership.Foreign {
+		takeoverRefusalsTotal.WithLabelValues(r.Name, t.inst.GetKind()).Inc()
+		r.event(t.inst, "Warning", appsv1alpha1.EventTakeoverRefused, "Guard", err.Error())
+		// The foreign object carries none of our labels, so no event will
+		// tell us when its owner removes it: look again from time to time.
+		return reconcileerr.Foreign(appsv1alpha1.ReasonBackingObjectNotOwned, err)
+	}
+	return nil
+}
+
+// suspend writes spec.suspend when the instance's suspension changed
+// (operations.go); a suspended instance's backing object is otherwise left
+// as it is.
+func (r *Reconciler) suspend(ctx context.Context, t *target) error {
+	hold, err := r.applySuspend(ctx, t.inst, t.live, t.verdict)
+	if hold || err != nil {
+		t.held, t.result = true, t.live
+	}
+	return err
+}
+
+func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
+	if t.held {
+		return nil
+	}
+	inst, desired, live := t.inst, t.desired, t.live
+	var opts []ssa.Option
+	if ll, ok := r.Backend.(LiveLabeling); ok {
+		opts = append(opts, ssa.LiveLabels(ll.LiveLabels()...))
+	}
+	if t.verdict == ownership.Adopt {
+		// The verdict holds for the version we read: if the object changed
+		// since (deleted and recreated, claimed by a controller), the API
+		// server refuses the apply and we decide again on a fresh read.
+		opts = append(opts, ssa.IfUnchanged())
+	}
+	res, err := r.applier.Apply(ctx, desired, live, opts...)
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			// The object moved on since it was read (a label that follows
+			// the live object, an adoption decided on that version).
+			return errConflict
+		}
+		if t.platform {
+			err = r.applyErrNamespaceGone(err, t.ns)
+		}
+		r.event(inst, "Warning", appsv1alpha1.EventApplyFailed, "Apply", err.Error())
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			return reconcileerr.Stalled(appsv1alpha1.ReasonApplyFailed, fmt.Errorf("the API server refused %s %s: %w", desired.GetKind(), desired.GetName(), err))
+		}
+		return err
+	}
+	if t.verdict == ownership.Adopt {
+		adoptionsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
+		writesTotal.WithLabelValues(r.Name, inst.GetKind(), "adopted").Inc()
+		kept := "its spec was kept"
+		if desired.GetGeneration() != live.GetGeneration() {
+			kept = fmt.Sprintf("its spec was brought to the desired state (generation %d to %d)", live.GetGeneration(), desired.GetGeneration())
+		}
+		r.event(inst, "Normal", appsv1alpha1.EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; %s",
+			desired.GetKind(), desired.GetName(), live.GetUID(), appsv1alpha1.AnnotationAdopt, kept))
+		if err := r.takeOverFields(ctx, desired); err != nil {
+			return err
+		}
+		t.result = desired
+		return nil
+	}
+	kind, name := desired.GetKind(), desired.GetName()
+	t.result = live
+	if res != ssa.Unchanged {
+		writesTotal.WithLabelValues(r.Name, inst.GetKind(), res.String()).Inc()
+		// Apply decoded the API server's answer into desired: the object as
+		// it now is, so the status projected below is already current.
+		t.result = desired
+	}
+	switch res {
+	case ssa.Created:
+		r.event(inst, "Normal", appsv1alpha1.EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
+	case ssa.Updated:
+		r.event(inst, "Normal", appsv1alpha1.EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
+	case ssa.Corrected:
+		r.event(inst, "Normal", appsv1alpha1.EventDriftCorrected, "Apply", fmt.Sprintf("%s %s was changed outside this instance; its managed fields were restored", kind, name))
+	}
+	return nil
+}
