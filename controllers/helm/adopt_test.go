@@ -24,6 +24,7 @@ import (
 	"github.com/cozyplane/cozyplane/controllers/helm/internal/helmbackend"
 	"github.com/cozyplane/cozyplane/pkg/instance"
 	"github.com/cozyplane/cozyplane/pkg/manager"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
 
 // TestAdoptUpstreamHelmRelease plays a cluster switching from upstream
@@ -135,14 +136,13 @@ spec:
 	}
 	waitReady := func(what string, ok func(*metav1.Condition, string) error) {
 		t.Helper()
-		var err error
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
 			_, ready, version := getInst()
-			if err = ok(ready, version); err == nil {
-				return
+			if err := ok(ready, version); err != nil {
+				return false, what + ": " + err.Error(), nil
 			}
-		}
-		t.Fatalf("%s: %v", what, err)
+			return true, "", nil
+		})
 	}
 	untouched := func() {
 		t.Helper()
@@ -216,23 +216,21 @@ spec:
 	must(unstructured.SetNestedField(cur.Object, map[string]any{"size": "2Gi"}, "spec"))
 	must(c.Update(ctx, cur))
 	var last *helmv2.HelmRelease
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	var values map[string]any
+	testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
 		last = &helmv2.HelmRelease{}
-		must(c.Get(ctx, client.ObjectKeyFromObject(hr), last))
-		var v map[string]any
-		_ = json.Unmarshal(last.Spec.Values.Raw, &v)
-		if v["size"] == "2Gi" {
-			if _, ok := v["replicas"]; ok {
-				t.Fatalf("a value the tenant dropped after the adoption lingers: %v", v)
-			}
-			if _, ok := v["_cluster"]; !ok {
-				t.Fatalf("the platform's _cluster key was removed: %v", v)
-			}
-			break
+		if err := c.Get(ctx, client.ObjectKeyFromObject(hr), last); err != nil {
+			return false, "", err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("values never changed: %s", last.Spec.Values.Raw)
-		}
+		values = nil
+		_ = json.Unmarshal(last.Spec.Values.Raw, &values)
+		return values["size"] == "2Gi", "values never changed: " + string(last.Spec.Values.Raw), nil
+	})
+	if _, ok := values["replicas"]; ok {
+		t.Fatalf("a value the tenant dropped after the adoption lingers: %v", values)
+	}
+	if _, ok := values["_cluster"]; !ok {
+		t.Fatalf("the platform's _cluster key was removed: %v", values)
 	}
 	if got := last.Labels[helmbackend.ShardKeyLabel]; got != "shard3" {
 		t.Fatalf("shard key %q after the spec change, want the shard operator's shard3", got)

@@ -75,16 +75,13 @@ func (r *recorder) count(req Request) int {
 	return r.seen[req]
 }
 
+// eventually waits up to 20 seconds for cond; on a timeout the test fails
+// naming what it waited for.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	testenv.Eventually(t, 20*time.Second, func() (bool, string, error) {
+		return cond(), "waiting for " + what, nil
+	})
 }
 
 func TestWatchAndUnwatchAtRuntime(t *testing.T) {

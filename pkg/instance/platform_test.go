@@ -25,6 +25,7 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
 
 func TestPlatformNamespace(t *testing.T) {
@@ -346,11 +347,14 @@ spec:
 			}
 			return nil
 		})
-		// The backing object is not deleted because the definition changed.
-		time.Sleep(time.Second)
-		if _, err := getCM("p-tenant-p", "g-two"); err != nil {
-			t.Fatalf("the backing object went with the definition change: %v", err)
-		}
+		// The backing object is not deleted because the definition changed:
+		// given a second to go, it stays.
+		testenv.Consistently(t, time.Second, func() (bool, string, error) {
+			if _, err := getCM("p-tenant-p", "g-two"); err != nil {
+				return false, fmt.Sprintf("the backing object went with the definition change: %v", err), nil
+			}
+			return true, "", nil
+		})
 		u, _, err := getGadget("tenant-p", "two")
 		must(err)
 		must(c.Delete(ctx, u))

@@ -24,6 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
@@ -144,15 +145,40 @@ func (c countingStatus) Patch(ctx context.Context, o client.Object, p client.Pat
 	return c.SubResourceWriter.Patch(ctx, o, p, opts...)
 }
 
-func eventually(t *testing.T, what string, cond func() error) {
+// reconciles is how many reconciles the controller called name has
+// finished, from controller-runtime's controller_runtime_reconcile_total.
+func reconciles(t *testing.T, name string) int {
 	t.Helper()
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if err = cond(); err == nil {
-			return
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == name {
+					n += int(m.GetCounter().GetValue())
+				}
+			}
 		}
 	}
-	t.Fatalf("timed out waiting for %s: %v", what, err)
+	return n
+}
+
+// eventually waits up to 30 seconds for cond to return nil; on a timeout
+// the test fails naming what it waited for and cond's last error.
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
+		if err := cond(); err != nil {
+			return false, what + ": " + err.Error(), nil
+		}
+		return true, "", nil
+	})
 }
 
 func TestGenericReconciler(t *testing.T) {
@@ -354,18 +380,28 @@ spec:
 	})
 
 	t.Run("a settled system writes nothing", func(t *testing.T) {
-		time.Sleep(time.Second) // let in-flight reconciles finish
-		before := writes.Load()
+		// Let in-flight reconciles finish: no write for a second.
+		before := int64(testenv.Settled(t, 30*time.Second, time.Second, func() int { return int(writes.Load()) }))
+		instances := &unstructured.UnstructuredList{}
+		instances.SetGroupVersionKind(gvk.GroupVersion().WithKind("WidgetList"))
+		must(c.List(ctx, instances))
+		reconciled := reconciles(t, "cozystack-test")
 		// Touch the definition without changing what it asks for: every
 		// instance is reconciled again.
 		cur := &cozyv1alpha1.ApplicationDefinition{}
 		must(c.Get(ctx, types.NamespacedName{Name: "widget"}, cur))
 		cur.Annotations = map[string]string{"touched": time.Now().String()}
 		must(c.Update(ctx, cur))
-		time.Sleep(3 * time.Second)
-		if n := writes.Load() - before; n != 0 {
-			t.Fatalf("%d writes after a no-op definition change", n)
-		}
+		testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
+			n := reconciles(t, "cozystack-test") - reconciled
+			return n >= len(instances.Items), fmt.Sprintf("%d reconciles since the touch, want one for each of the %d instances", n, len(instances.Items)), nil
+		})
+		// Those reconciles wrote nothing, and neither does anything after
+		// them for three seconds.
+		testenv.Consistently(t, 3*time.Second, func() (bool, string, error) {
+			n := writes.Load() - before
+			return n == 0, fmt.Sprintf("%d writes after a no-op definition change", n), nil
+		})
 	})
 
 	t.Run("deleting an instance lets its backing object go", func(t *testing.T) {

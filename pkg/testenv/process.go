@@ -78,17 +78,16 @@ func StartController(t *testing.T, bin, kubeconfig string, args ...string) *Cont
 	}
 	c := &Controller{Cmd: cmd, Metrics: metrics}
 	t.Cleanup(c.Kill)
-	for range 300 {
-		if resp, err := http.Get("http://" + probes + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c
-			}
+	name := filepath.Base(bin)
+	Eventually(t, 30*time.Second, func() (bool, string, error) {
+		resp, err := http.Get("http://" + probes + "/readyz")
+		if err != nil {
+			return false, fmt.Sprintf("%s is not ready: %v", name, err), nil
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s did not become ready", filepath.Base(bin))
-	return nil
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Sprintf("%s is not ready: /readyz answers %s", name, resp.Status), nil
+	})
+	return c
 }
 
 // Kill stops the process at once (SIGKILL), as a crash or an eviction would.
@@ -151,6 +150,8 @@ func (c *Controller) writesBySeries(t *testing.T) map[string]int {
 func KillMidWay(t *testing.T, bin, kubeconfig string, args []string, progress func() int, at, total int, what string) int {
 	t.Helper()
 	c := StartController(t, bin, kubeconfig, args...)
+	// Not Eventually: running out of time is no failure by itself; the
+	// mid-way check below decides.
 	for deadline := time.Now().Add(time.Minute); progress() < at && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -163,12 +164,16 @@ func KillMidWay(t *testing.T, bin, kubeconfig string, args []string, progress fu
 	return done
 }
 
-// AssertIdle waits until the controller has made no write for five seconds,
-// then fails the test if it makes any API write over window (two resync
-// periods of a settled system), naming the requests it made.
+// AssertIdle waits (up to two minutes) until the controller has made no
+// write for five seconds, then fails the test if it makes any API write over
+// window (two resync periods of a settled system), naming the requests it
+// made.
 func (c *Controller) AssertIdle(t *testing.T, window time.Duration) {
 	t.Helper()
-	before := c.settledWrites(t, 5*time.Second)
+	before := c.settledWrites(t, 2*time.Minute, 5*time.Second)
+	// The window is what is under test: the settled controller is given
+	// two resync periods to make a write, and must not. A sleep rather
+	// than Consistently, so that a failure names every write it made.
 	time.Sleep(window)
 	after := c.writesBySeries(t)
 	var made []string
@@ -185,18 +190,15 @@ func (c *Controller) AssertIdle(t *testing.T, window time.Duration) {
 	}
 }
 
-// settledWrites waits until the controller has made no write for quiet,
-// and returns its writes per series then.
-func (c *Controller) settledWrites(t *testing.T, quiet time.Duration) map[string]int {
+// settledWrites waits up to timeout until the controller has made no write
+// for quiet, and returns its writes per series then.
+func (c *Controller) settledWrites(t *testing.T, timeout, quiet time.Duration) map[string]int {
 	t.Helper()
-	series := c.writesBySeries(t)
-	n := sum(series)
-	for since := time.Now(); time.Since(since) < quiet; {
-		time.Sleep(500 * time.Millisecond)
-		if s := c.writesBySeries(t); sum(s) != n {
-			series, n, since = s, sum(s), time.Now()
-		}
-	}
+	var series map[string]int
+	Settled(t, timeout, quiet, func() int {
+		series = c.writesBySeries(t)
+		return sum(series)
+	})
 	return series
 }
 

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -338,11 +337,10 @@ func TestTerraformValidationsAreEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := &network.Network{}
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
-		return k8s.Get(ctx, client.ObjectKeyFromObject(typed), got) == nil, nil
-	}); err != nil {
-		t.Fatalf("the instance created through the typed client cannot be read back: %v", err)
-	}
+	testenv.Eventually(t, 5*time.Second, func() (bool, string, error) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(typed), got)
+		return err == nil, fmt.Sprintf("the instance created through the typed client cannot be read back: %v", err), nil
+	})
 	if got.Spec.CIDRBlock == nil || *got.Spec.CIDRBlock != "10.0.0.0/16" {
 		t.Errorf("cidr_block default not applied: %v", got.Spec.CIDRBlock)
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
 
 const timeout = 30 * time.Second
@@ -64,19 +65,14 @@ func cleanup(t *testing.T, name string) {
 	})
 }
 
+// eventually waits up to timeout for cond; on a timeout the test fails
+// naming what it waited for and cond's last message.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for time.Now().Before(deadline) {
+	testenv.Eventually(t, timeout, func() (bool, string, error) {
 		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s: %s", what, last)
+		return ok, what + ": " + msg, nil
+	})
 }
 
 func get(t *testing.T, name string) *cozyv1alpha1.ApplicationDefinition {

@@ -20,6 +20,7 @@ import (
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
 
 func TestServesKind(t *testing.T) {
@@ -89,19 +90,20 @@ func TestSettledDefinitionMakesNoWrites(t *testing.T) {
 	create(t, def)
 	cleanup(t, def.Name)
 	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
-	// Let the reconciles our own writes triggered run out.
-	time.Sleep(time.Second)
+	// Let the reconciles our own writes triggered run out: no write for a
+	// second.
+	before := int64(testenv.Settled(t, timeout, time.Second, func() int { return int(writes.Writes()) }))
 
-	before := writes.Writes()
 	for i := 0; i < 3; i++ {
 		if _, err := rec.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: def.Name}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
-	if n := writes.Writes() - before; n != 0 {
-		t.Errorf("a settled definition made %d writes", n)
-	}
+	// Neither these reconciles nor any they might trigger write.
+	testenv.Consistently(t, 500*time.Millisecond, func() (bool, string, error) {
+		n := writes.Writes() - before
+		return n == 0, fmt.Sprintf("a settled definition made %d writes", n), nil
+	})
 }
 
 func TestInvalidJSON(t *testing.T) {
@@ -276,15 +278,20 @@ func TestDeletionWaitsForInstances(t *testing.T) {
 	if d.Status.Instances == nil || *d.Status.Instances != 1 || !strings.Contains(readyMessage(d), "default/keepme") {
 		t.Errorf("status %+v", d.Status)
 	}
-	// Both stay.
-	time.Sleep(time.Second)
-	get(t, def.Name)
-	if _, ok := getCRD(t, "itdeletes.apps.cozystack.io"); !ok {
-		t.Fatal("CRD deleted while an instance exists")
-	}
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {
-		t.Fatalf("instance: %v", err)
-	}
+	// Both stay, for as long as the instance does: given a second (more
+	// than three instance polls) to go wrong, they do not.
+	testenv.Consistently(t, time.Second, func() (bool, string, error) {
+		if err := k8s.Get(ctx, types.NamespacedName{Name: def.Name}, &cozyv1alpha1.ApplicationDefinition{}); err != nil {
+			return false, "definition: " + err.Error(), nil
+		}
+		if _, ok := getCRD(t, "itdeletes.apps.cozystack.io"); !ok {
+			return false, "CRD deleted while an instance exists", nil
+		}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {
+			return false, "instance: " + err.Error(), nil
+		}
+		return true, "", nil
+	})
 
 	// The last instance goes: so do the definition and its CRD.
 	if err := k8s.Delete(ctx, inst); err != nil {
