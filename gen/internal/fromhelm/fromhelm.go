@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -116,15 +114,12 @@ func Definition(dir string, o Options) (*cozyv1alpha1.ApplicationDefinition, err
 	return def, nil
 }
 
-// jsonLine finds where pkg/schema says a syntax error is.
-var jsonLine = regexp.MustCompile(`is not valid JSON: .* \(line ([0-9]+), column [0-9]+\)$`)
-
 func place(file string, pos *source.Positions, err error) error {
 	var se *schema.Error
 	if errors.As(err, &se) {
 		line := pos.Line(se.Field)
-		if m := jsonLine.FindStringSubmatch(se.Message); m != nil {
-			line, _ = strconv.Atoi(m[1])
+		if n, ok := source.JSONSyntaxLine(se.Message); ok {
+			line = n
 		}
 		return &source.Error{File: file, Line: line, Field: se.Field, Message: se.Message}
 	}

@@ -77,8 +77,7 @@ func (d *Definition) Wrap(err error) error {
 	if errors.As(err, &se) {
 		line := d.LineOf(se.Field)
 		// A syntax error says where it is: "(line N, column M)".
-		if m := jsonLine.FindStringSubmatch(se.Message); m != nil && d.schemaBlock && d.schemaLine > 0 {
-			n, _ := strconv.Atoi(m[1])
+		if n, ok := JSONSyntaxLine(se.Message); ok && d.schemaBlock && d.schemaLine > 0 {
 			line = d.schemaLine + n
 		}
 		return &Error{File: d.File, Line: line, Field: se.Field, Message: se.Message}
@@ -91,6 +90,18 @@ func (d *Definition) Wrap(err error) error {
 }
 
 var jsonLine = regexp.MustCompile(`is not valid JSON: .* \(line ([0-9]+), column [0-9]+\)$`)
+
+// JSONSyntaxLine returns the line pkg/schema gives for a JSON syntax error
+// ("... is not valid JSON: ... (line N, column M)"), counted from the start
+// of the JSON text.
+func JSONSyntaxLine(msg string) (int, bool) {
+	m := jsonLine.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
 
 // LineOf returns the file line of a field of the openAPISchema, the line of
 // openAPISchema itself when the field cannot be placed, or the document's.
