@@ -25,6 +25,7 @@ package instance
 
 import (
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -210,7 +211,7 @@ var ControlAnnotations = []string{
 func InstanceAnnotations(inst client.Object) map[string]string {
 	var out map[string]string
 	for k, v := range inst.GetAnnotations() {
-		if contains(ControlAnnotations, k) {
+		if slices.Contains(ControlAnnotations, k) {
 			continue
 		}
 		if out == nil {

@@ -5,6 +5,7 @@ package instance
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,7 +29,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst 
 	}
 	var ours []string
 	for _, f := range inst.GetFinalizers() {
-		if contains(r.ourFinalizers(def), f) {
+		if slices.Contains(r.ourFinalizers(def), f) {
 			ours = append(ours, f)
 		}
 	}

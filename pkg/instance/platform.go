@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -275,7 +276,7 @@ func (r *Reconciler) ourFinalizers(def *Definition) []string {
 	}
 	if rl, ok := r.Backend.(Releasing); ok {
 		for _, f := range rl.Finalizers() {
-			if !contains(out, f) {
+			if !slices.Contains(out, f) {
 				out = append(out, f)
 			}
 		}
@@ -286,7 +287,7 @@ func (r *Reconciler) ourFinalizers(def *Definition) []string {
 // holdsOurs reports whether o carries one of the backend's finalizers.
 func (r *Reconciler) holdsOurs(o client.Object) bool {
 	for _, f := range o.GetFinalizers() {
-		if contains(r.ourFinalizers(nil), f) {
+		if slices.Contains(r.ourFinalizers(nil), f) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,7 +164,7 @@ spec:
 		}
 		u, _, err := getGadget("tenant-p", "one")
 		must(err)
-		if !contains(u.GetFinalizers(), testFinalizer) {
+		if !slices.Contains(u.GetFinalizers(), testFinalizer) {
 			t.Fatalf("finalizers %v", u.GetFinalizers())
 		}
 	})

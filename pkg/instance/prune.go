@@ -1,5 +1,7 @@
 package instance
 
+import "slices"
+
 // Prune drops the empty values a typed struct leaves behind when converted
 // to unstructured (nil, "", false, empty maps and lists), recursively, so an
 // applied intent holds only the fields a backend means to own. Values under
@@ -7,7 +9,7 @@ package instance
 // left exactly as written.
 func Prune(m map[string]any, keep ...string) {
 	for k, v := range m {
-		if contains(keep, k) {
+		if slices.Contains(keep, k) {
 			continue
 		}
 		switch x := v.(type) {
@@ -32,13 +34,4 @@ func Prune(m map[string]any, keep ...string) {
 			}
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }

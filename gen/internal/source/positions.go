@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -59,7 +60,7 @@ func (p *Positions) value(dec *json.Decoder, segs []string, depth int) bool {
 		}
 	case '[':
 		for i := 0; dec.More(); i++ {
-			child := append(append([]string(nil), segs...), itoa(i))
+			child := append(append([]string(nil), segs...), strconv.Itoa(i))
 			p.lines[strings.Join(child, "\x00")] = p.lineAt(dec.InputOffset() + 1)
 			if !p.value(dec, child, depth+1) {
 				return false
@@ -68,14 +69,6 @@ func (p *Positions) value(dec *json.Decoder, segs []string, depth int) bool {
 	}
 	_, err = dec.Token() // the closing delimiter
 	return err == nil
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
 }
 
 // Line returns the line of a field named as pkg/schema names fields

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -114,7 +115,7 @@ func instanceKeysPolicy(checks []keyCheck) *admissionregistrationv1.ValidatingAd
 	add := func(groups []*group, item any, plural string) []*group {
 		for _, g := range groups {
 			if equalItems(g.item, item) {
-				if !contains(g.plurals, plural) {
+				if !slices.Contains(g.plurals, plural) {
 					g.plurals = append(g.plurals, plural)
 				}
 				return groups
@@ -186,15 +187,6 @@ func guard(plurals []string, expr string) string {
 }
 
 func equalItems(a, b any) bool { return equality.Semantic.DeepEqual(a, b) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // build returns the objects of a definition, from a memo keyed by UID and
 // generation: the instance keys policy is rebuilt from every definition on
