@@ -63,9 +63,12 @@ func (b Base) Get(ctx context.Context, namespace, name string, obj client.Object
 }
 
 // Apply applies desired, controlled by tgw, through OwnedApplier; live is
-// the object as read, nil when it does not exist.
+// the object as read, used only when found.
 func (b Base) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object,
-	gvk schema.GroupVersionKind, live client.Object) (ssa.Result, error) {
+	gvk schema.GroupVersionKind, live client.Object, found bool) (ssa.Result, error) {
+	if !found {
+		live = nil
+	}
 	return OwnedApplier{Client: b.Client, APIReader: b.APIReader, FieldManager: b.Name, Events: b.Events()}.
 		Apply(ctx, tgw, desired, gvk, live)
 }

@@ -44,8 +44,9 @@ type AttachRefusal struct {
 // namespace: whichever is written first, only the root's may attach it. A
 // shared entry the root tenant's TenantGateway lists too is no mistake (see
 // SplitAttachments).
-// Pure; the admission policy policies/gateway-attached-namespaces.yaml says
-// the same in CEL for callers that are not trusted.
+// Pure; the admission policy cozystack-tenantgateway-attach-policy
+// (policies/l4-namespace-host-label.yaml) says the same in CEL for callers
+// that are not trusted.
 func MayAttach(owner, ns string) string {
 	switch {
 	case ns == owner, !strings.HasPrefix(owner, TenantNamespacePrefix), owner == RootTenantNamespace,

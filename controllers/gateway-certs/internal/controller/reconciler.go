@@ -9,8 +9,6 @@ import (
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -132,7 +130,7 @@ func (r *Reconciler) issuer(ctx context.Context, c *certs) error {
 	case issuer == nil && found:
 		return r.Delete(ctx, tgw, &live, "Issuer", "certMode "+string(c.state.Mode)+" needs no Issuer")
 	case issuer != nil:
-		if err := r.apply(ctx, tgw, issuer, issuerGVK, &live, found); err != nil {
+		if _, err := r.Apply(ctx, tgw, issuer, issuerGVK, &live, found); err != nil {
 			return err
 		}
 		c.state.Issuer = readyState(name, live.Status.Conditions, found)
@@ -164,7 +162,7 @@ func (r *Reconciler) certificates(ctx context.Context, c *certs) error {
 			c.state.Refused = append(c.state.Refused, r.Refuse("Certificate", "Certificate", &live, tgw).Error())
 			continue
 		}
-		if err := r.apply(ctx, tgw, want, certificateGVK, &live, found); err != nil {
+		if _, err := r.Apply(ctx, tgw, want, certificateGVK, &live, found); err != nil {
 			return err
 		}
 		c.state.Certificates = append(c.state.Certificates, certReady(want.Name, &live, found))
@@ -185,15 +183,6 @@ func (r *Reconciler) existingSecret(_ context.Context, c *certs) error {
 		c.state.Secret = tenantgateway.SecretResolution(&c.gw, c.state.SecretName)
 	}
 	return nil
-}
-
-// apply applies desired; live is the object read, used only when found.
-func (r *Reconciler) apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object, gvk schema.GroupVersionKind, live client.Object, found bool) error {
-	if !found {
-		live = nil
-	}
-	_, err := r.Apply(ctx, tgw, desired, gvk, live)
-	return err
 }
 
 // stale deletes the Certificates this TenantGateway controls that no

@@ -180,20 +180,13 @@ func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
 	desiredGW := tenantgateway.DesiredGateway(tenantgateway.GatewayInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace,
 		GatewayClassName: tgw.Spec.EffectiveGatewayClassName(), Listeners: l.listeners, ManagedBy: r.Name})
-	var liveGW, liveRoute client.Object
-	if l.gw != nil {
-		liveGW = l.gw
-	}
-	if l.route != nil {
-		liveRoute = l.route
-	}
 	var err error
-	if l.applied, err = r.Apply(ctx, tgw, desiredGW, gatewayGVK, liveGW); err != nil {
+	if l.applied, err = r.Apply(ctx, tgw, desiredGW, gatewayGVK, l.gw, l.gw != nil); err != nil {
 		return err
 	}
 	redirect := tenantgateway.DesiredRedirectRoute(tenantgateway.RedirectRouteInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Apex: tgw.Spec.Apex, ManagedBy: r.Name})
-	_, err = r.Apply(ctx, tgw, redirect, httpRouteGVK, liveRoute)
+	_, err = r.Apply(ctx, tgw, redirect, httpRouteGVK, l.route, l.route != nil)
 	return err
 }
 

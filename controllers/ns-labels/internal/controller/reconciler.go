@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,7 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, &tgws, client.InNamespace(owner)); err != nil {
 		return ctrl.Result{}, err
 	}
-	rootAttached, err := r.rootAttached(ctx, owner)
+	rootAttached, err := r.rootAttached(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -168,13 +167,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // rootAttached is what the root tenant's TenantGateways list, which decides
 // whether a shared namespace listed outside the root tenant is published
-// through the root's Gateway (tenantgateway.SplitAttachments); nil for the
-// root tenant itself and for namespaces that are not tenant namespaces, to
-// which MayAttach refuses nothing.
-func (r *Reconciler) rootAttached(ctx context.Context, owner string) ([]string, error) {
-	if owner == tenantgateway.RootTenantNamespace || !strings.HasPrefix(owner, tenantgateway.TenantNamespacePrefix) {
-		return nil, nil
-	}
+// through the root's Gateway (tenantgateway.SplitAttachments).
+func (r *Reconciler) rootAttached(ctx context.Context) ([]string, error) {
 	var root gatewayv1alpha1.TenantGatewayList
 	if err := r.Client.List(ctx, &root, client.InNamespace(tenantgateway.RootTenantNamespace)); err != nil {
 		return nil, err

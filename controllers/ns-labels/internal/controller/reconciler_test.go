@@ -50,26 +50,14 @@ func owners(t *testing.T, reqs []reconcile.Request) []string {
 }
 
 // TestRootAttached: a TenantGateway outside the root tenant is judged against
-// what the root tenant's TenantGateways list; the root tenant and platform
-// namespaces need no such list.
+// what the root tenant's TenantGateways list.
 func TestRootAttached(t *testing.T) {
 	r := &Reconciler{Base: gatewayctl.Base{Client: fakeClient(t, tgw("tenant-root", "cozystack", "cozy-dashboard", "default"),
 		tgw("tenant-root", "second", "cozy-keycloak"), tgw("tenant-alice", "gw", "cozy-other"))}}
-	tests := []struct {
-		owner string
-		want  []string
-	}{
-		{"tenant-alice", []string{"cozy-dashboard", "cozy-keycloak", "default"}},
-		{"tenant-alice-bob", []string{"cozy-dashboard", "cozy-keycloak", "default"}},
-		{"tenant-root", nil},
-		{"platform", nil},
-	}
-	for _, tt := range tests {
-		got, err := r.rootAttached(context.Background(), tt.owner)
-		slices.Sort(got)
-		if err != nil || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("rootAttached(%s) = %v, %v, want %v", tt.owner, got, err, tt.want)
-		}
+	got, err := r.rootAttached(context.Background())
+	slices.Sort(got)
+	if want := []string{"cozy-dashboard", "cozy-keycloak", "default"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("rootAttached = %v, %v, want %v", got, err, want)
 	}
 }
 
