@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
@@ -37,7 +39,9 @@ func (g *Gatherer) Kinds(groupVersion string) ([]Resource, error) {
 		return nil, err
 	}
 	list, err := g.Discovery.ServerResourcesForGroupVersion(groupVersion)
-	if apierrors.IsNotFound(err) {
+	// A group the server does not serve: NotFound from the API server, or
+	// the cached discovery client's ErrCacheNotFound.
+	if apierrors.IsNotFound(err) || errors.Is(err, memory.ErrCacheNotFound) {
 		return nil, nil
 	}
 	if err != nil {
