@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -60,6 +61,10 @@ func runGet(ctx context.Context, root *Root, args []string, all bool) error {
 	var items []unstructured.Unstructured
 	for _, k := range kinds {
 		list, err := g.List(ctx, k.GVR(), ns, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) && len(args) == 0 {
+			// Its definition went away since discovery: no longer a kind.
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("listing %s: %w", k.Plural, err)
 		}
