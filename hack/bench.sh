@@ -56,7 +56,7 @@ pipeline() {
     --pprof-bind-address "127.0.0.1:$((CPB + 10))"
   # Where the time goes: a CPU profile of the helm controller during the pipeline.
   local prof="${CACHE}/bench-${setting}-${n}.helm.cpu.pprof"
-  rm -f "${prof}"
+  rm -f "${prof}" "${prof%.helm.cpu.pprof}.apiserver.cpu.pprof" "${prof%.cpu.pprof}.heap.pprof"
   # controllers.sh gives the i-th named controller metrics port base+2i.
   bench --phase pipeline --setting "${setting}" --target "${target}" --n "${n}" \
     --pprof "http://127.0.0.1:$((CPB + 10))" --pprof-out "${prof}" \
@@ -72,6 +72,11 @@ pipeline() {
   if [[ -s "${prof}" ]]; then
     echo "  CPU profile of the helm controller (20s of the pipeline): ${prof}; top functions:"
     (cd "${ROOT}/controllers/helm" && go tool pprof -top -nodecount=12 "${BIN}/controller-helm" "${prof}" 2>/dev/null | sed -n '4,18p' | sed 's/^/    /')
+  fi
+  local aprof="${prof%.helm.cpu.pprof}.apiserver.cpu.pprof"
+  if [[ -s "${aprof}" ]]; then
+    echo "  CPU profile of the API server (the same 20s): ${aprof}; top functions by cumulative time:"
+    (cd "${ROOT}/controllers/helm" && go tool pprof -top -cum -nodecount=25 "${aprof}" 2>/dev/null | sed -n '4,31p' | sed 's/^/    /')
   fi
 }
 

@@ -56,6 +56,7 @@ func TestAdoptUpstreamHelmRelease(t *testing.T) {
 	opts := manager.NewOptions(Name)
 	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
 	backend := helmbackend.Backend{}
+	instance.Configure(&opts, backend)
 	mgr, err := manager.NewWithConfig(opts, env.Config, c.Scheme(), instance.CacheOptions(backend))
 	must(err)
 	r := &instance.Reconciler{Name: Name, Backend: backend, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),

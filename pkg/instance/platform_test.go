@@ -124,6 +124,7 @@ spec:
 	opts := manager.NewOptions("cozystack-platform-test")
 	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
 	backend := platformBackend{}
+	Configure(&opts, backend)
 	mgr, err := manager.NewWithConfig(opts, env.Config, scheme, CacheOptions(backend))
 	must(err)
 	r := &Reconciler{Name: "cozystack-platform-test", Backend: backend, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("cozystack-platform-test"), Workers: 2}

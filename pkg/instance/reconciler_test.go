@@ -191,6 +191,7 @@ func TestGenericReconciler(t *testing.T) {
 	opts := manager.NewOptions("cozystack-test")
 	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
 	backend := configMapBackend{}
+	Configure(&opts, backend)
 	mgr, err := manager.NewWithConfig(opts, env.Config, scheme, CacheOptions(backend))
 	if err != nil {
 		t.Fatal(err)

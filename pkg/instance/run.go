@@ -10,6 +10,19 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
 
+// Configure sets the options every backend controller runs with: a shard
+// (--watch-label-selector) owns the instances matching the selector and
+// their backing objects, every shard reads all definitions; instances and
+// backing objects, the bulk of the cache and read whole only by a reconcile,
+// are cached compactly.
+func Configure(opts *manager.Options, backend Backend) {
+	opts.Sharded = func(gvk schema.GroupVersionKind) bool { return gvk.Group == appsv1alpha1.GroupVersion.Group }
+	target := backend.TargetGVK()
+	opts.Compact = func(gvk schema.GroupVersionKind) bool {
+		return gvk.Group == appsv1alpha1.GroupVersion.Group || gvk == target
+	}
+}
+
 // Main is the whole main function of a backend controller called name:
 // flags, manager, the generic reconciler around backend, run until
 // signalled. addToScheme registers the backing objects' Go types.
@@ -18,10 +31,7 @@ func Main(name string, backend Backend, addToScheme func(*runtime.Scheme) error)
 		Name:    name,
 		Schemes: []func(*runtime.Scheme) error{cozyv1alpha1.AddToScheme, addToScheme},
 		Cache: func(opts *manager.Options) ([]manager.Customize, error) {
-			// A shard (--watch-label-selector) owns the instances matching
-			// the selector and their backing objects; every shard reads all
-			// definitions.
-			opts.Sharded = func(gvk schema.GroupVersionKind) bool { return gvk.Group == appsv1alpha1.GroupVersion.Group }
+			Configure(opts, backend)
 			sel, err := opts.Selector()
 			if err != nil {
 				return nil, err

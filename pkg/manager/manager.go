@@ -37,6 +37,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/cozyplane/cozyplane/pkg/compactcache"
 )
 
 // Options are the settings every controller process takes.
@@ -71,6 +73,10 @@ type Options struct {
 	LeaderElectionID string
 	// PprofAddr serves net/http/pprof when set (off by default).
 	PprofAddr string
+	// Compact picks the unstructured kinds whose cached objects keep only
+	// their metadata decoded (compactcache): a controller caching thousands
+	// of them saves most of their memory. nil: none.
+	Compact compactcache.Match
 
 	Zap zap.Options
 }
@@ -252,6 +258,16 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		// every such read would go to the API server.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	}
+	if o.Compact != nil {
+		mo.Cache.DefaultTransform = compactcache.Transform(o.Compact, mo.Cache.DefaultTransform)
+		// Every read through the manager's client unpacks what it gets.
+		mo.NewClient = func(cfg *rest.Config, co client.Options) (client.Client, error) {
+			if co.Cache != nil && co.Cache.Reader != nil {
+				co.Cache.Reader = compactcache.Reader{Reader: co.Cache.Reader}
+			}
+			return client.New(cfg, co)
+		}
+	}
 	if len(o.WatchNamespaces) > 0 {
 		mo.Cache.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.WatchNamespaces {
@@ -279,6 +295,9 @@ func New(o Options, scheme *runtime.Scheme, customize ...Customize) (ctrl.Manage
 		return nil, err
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
+	if soft := setMemoryLimit(); soft > 0 {
+		ctrl.Log.WithName("setup").Info("Go soft memory limit set from the container's", "bytes", soft)
+	}
 	cfg, err := o.RESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading the client configuration: %w", err)
