@@ -26,6 +26,14 @@ CPB=${CONTROLLER_PORT_BASE}
 TUNED="--kube-api-qps=2000 --kube-api-burst=4000 --workers=16"
 RESULTS="${DIR}.results.tsv"
 export RESYNC_PERIOD=10h
+# The API server serves /debug/pprof, so the bench can show where its time goes.
+export APISERVER_PROFILING=true
+# Each controller runs with the Go soft memory limit a pod with its chart's
+# memory limit sets (90% of it: pkg/manager/memlimit.go). Every chart has the
+# helm chart's default limit.
+chart_limit=$(awk '/^resources:/{r=1} r&&/limits:/{l=1} r&&l&&/memory:/{print $2; exit}' "${ROOT}/charts/helm/values.yaml")
+[[ ${chart_limit} =~ ^([0-9]+)Mi$ ]] || die "charts/helm/values.yaml: resources.limits.memory ${chart_limit:-missing}, want NMi"
+export CONTROLLER_ENV="GOMEMLIMIT=$((BASH_REMATCH[1] * 1048576 * 9 / 10))"
 
 cleanup() {
   "${ROOT}/hack/controllers.sh" stop "${DIR}" >/dev/null 2>&1 || true
@@ -117,6 +125,7 @@ for c in appdef helm gateway-listeners gateway-certs ns-labels route-conflicts; 
 done
 (cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/bench" ./cmd/bench && GOWORK=off go build -o "${BIN}/gatewaybench" ./cmd/gatewaybench)
 rm -f "${RESULTS}"
+log "controllers' memory: the chart's limit ${chart_limit}, so ${CONTROLLER_ENV}"
 log "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in ${SIZES}; do
   [[ " ${PARTS} " == *" defaults "* ]] && pipeline defaults 0.5 "${n}" ""

@@ -154,7 +154,7 @@ up() {
     --authorization-mode RBAC --service-cluster-ip-range 10.0.0.0/24 \
     --enable-admission-plugins NamespaceLifecycle,ServiceAccount,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,MutatingAdmissionWebhook \
     --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
-    --profiling=false --v=1
+    --profiling="${APISERVER_PROFILING:-false}" --v=1
   wait_for kube-apiserver 120 kubectl --kubeconfig "${KUBECONFIG_FILE}" get --raw /readyz
 
   start kube-controller-manager kube-controller-manager \

@@ -47,7 +47,7 @@ start() {
     # A controller runs as its own ServiceAccount when hack/rbac.sh prepared a
     # kubeconfig for it, so the e2e suite proves its ClusterRole suffices.
     [[ -f "${dir}/${name}.kubeconfig" ]] && kubeconfig="${dir}/${name}.kubeconfig"
-    setsid "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
+    setsid env ${CONTROLLER_ENV:-} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
       --metrics-bind-address "127.0.0.1:$((port_base + 2 * i))" \
       --health-probe-bind-address "127.0.0.1:$((port_base + 2 * i + 1))" \
       --resync-period "${RESYNC_PERIOD:-10h}" \
@@ -71,7 +71,7 @@ start_as() {
   [[ -x "${BIN}/controller-${name}" ]] || die "controller ${name} is not built"
   local kubeconfig="${dir}/kubeconfig"
   [[ -f "${dir}/${name}.kubeconfig" ]] && kubeconfig="${dir}/${name}.kubeconfig"
-  setsid "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
+  setsid env ${CONTROLLER_ENV:-} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 1))" \
     --resync-period "${RESYNC_PERIOD:-10h}" ${CONTROLLER_ARGS:-} "$@" >"${dir}/${alias}.log" 2>&1 </dev/null 9>&- &
   echo $! > "${dir}/${alias}.pid"
