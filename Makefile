@@ -1,13 +1,14 @@
 # The project's entry points. `make help` lists them.
 #
-# Every Go module (each go.mod outside hack/tools) is tidied, vetted and tested
-# on its own, because `go test ./...` stops at module boundaries.
+# Every Go module (each go.mod outside hack/tools, plus the test summary
+# tool there) is tidied, vetted and tested on its own, because `go test ./...`
+# stops at module boundaries.
 
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 export GOTOOLCHAIN := local
 
-MODULES := $(patsubst ./%/go.mod,%,$(shell find . -name go.mod -not -path './hack/*' -not -path './.cache/*' -not -path './.dev/*' | sort))
+MODULES := $(patsubst ./%/go.mod,%,$(shell find . -name go.mod -not -path './hack/*' -not -path './.cache/*' -not -path './.dev/*' | sort)) hack/tools/testsum
 CACHE := .cache
 REPORTS := $(CACHE)/reports
 
