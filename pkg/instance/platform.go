@@ -29,6 +29,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
 // EventBackingObjectDeleted is recorded on an instance of a kind whose
@@ -181,7 +182,11 @@ func (r *Reconciler) legacyTarget(ctx context.Context, def *Definition, inst *un
 	key.SetGroupVersionKind(r.Backend.TargetGVK())
 	key.SetNamespace(inst.GetNamespace())
 	key.SetName(r.Backend.TargetName(def, inst))
-	live, err := r.live(ctx, key)
+	// No create follows a miss here: look past the (label-filtered) cache.
+	live, err := ssa.Get(ctx, r.Client, key)
+	if err == nil && live == nil {
+		live, err = ssa.Get(ctx, r.APIReader, key)
+	}
 	if err != nil || live == nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ type Reconciler struct {
 	Client client.Client
 	// APIReader reads from the API server: an object with a backing
 	// object's name but none of our labels is not in the label-filtered
-	// cache, and must still be seen before anything is applied.
+	// cache; the create that finds it sends the reconcile there (live).
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Workers   int
@@ -57,6 +57,9 @@ type Reconciler struct {
 	// watched only to release instances (Releasing), by definition name:
 	// platform.go.
 	namespaces sync.Map
+	// uncached holds the backing objects (by namespace/name) that exist but
+	// are not in the cache: read from the API server until that changes.
+	uncached   sync.Map
 	releasedMu sync.Mutex
 	released   map[schema.GroupVersionKind]string
 }
@@ -179,15 +182,26 @@ func ownerOf(inst *unstructured.Unstructured) ownership.Owner {
 	return ownership.Owner{GVK: inst.GroupVersionKind(), Name: inst.GetName(), UID: string(inst.GetUID())}
 }
 
-// live reads the backing object: from the (label-filtered) cache, and from
-// the API server when the cache has none, so a foreign object without our
-// labels is seen before anything is written.
+// live reads the backing object from the (label-filtered) cache. That is
+// enough to write: a backing object the cache does not hold is created, not
+// applied, and the create fails when one of that name exists after all
+// (someone else's, without our labels; or ours, not in the cache yet), so
+// nothing is overwritten unseen. Such a name is then read from the API server
+// (see uncached) until the cache holds it or it is gone.
 func (r *Reconciler) live(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	live, err := ssa.Get(ctx, r.Client, desired)
+	key := client.ObjectKeyFromObject(desired)
 	if err != nil || live != nil {
+		r.uncached.Delete(key)
 		return live, err
 	}
-	return ssa.Get(ctx, r.APIReader, desired)
+	if _, ok := r.uncached.Load(key); !ok {
+		return nil, nil
+	}
+	if live, err = ssa.Get(ctx, r.APIReader, desired); err == nil && live == nil {
+		r.uncached.Delete(key)
+	}
+	return live, err
 }
 
 // summarize computes the instance status: the backend's projection when the

@@ -57,7 +57,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Workers < 1 {
 		r.Workers = 1
 	}
-	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.Name}
+	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.Name, Creates: r.APIReader}
 	r.defs = newRegistry()
 	r.watches = dynamicwatch.New(mgr.GetCache())
 

@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
@@ -33,6 +34,10 @@ type target struct {
 	result *unstructured.Unstructured
 }
 
+// errExists: the create of a backing object the cache does not hold found
+// one of that name.
+var errExists = errors.New("the backing object exists but is not cached")
+
 // targetPhases are the steps of reconcileTarget, in order.
 func (r *Reconciler) targetPhases() []phase.Phase[*target] {
 	return []phase.Phase[*target]{
@@ -41,7 +46,7 @@ func (r *Reconciler) targetPhases() []phase.Phase[*target] {
 		{Name: "desired", Run: r.build},     // the backend's object and the common contract
 		{Name: "ownership", Run: r.guard},   // ours, adoptable, stale, or someone else's
 		{Name: "suspend", Run: r.suspend},   // spec.suspend is the only field written
-		{Name: "apply", Run: r.applyTarget}, // server-side apply, events
+		{Name: "apply", Run: r.applyTarget}, // create or server-side apply, events
 	}
 }
 
@@ -50,6 +55,12 @@ func (r *Reconciler) targetPhases() []phase.Phase[*target] {
 func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	t := &target{def: def, inst: inst}
 	err := phase.Run(ctx, t, r.targetPhases()...)
+	if errors.Is(err, errExists) {
+		// Decide again on what the API server holds: ours, adoptable, or
+		// someone else's.
+		t = &target{def: def, inst: inst}
+		err = phase.Run(ctx, t, r.targetPhases()...)
+	}
 	return t.result, err
 }
 
@@ -140,6 +151,11 @@ func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
 	}
 	res, err := r.applier.Apply(ctx, desired, live, opts...)
 	if err != nil {
+		if key := client.ObjectKeyFromObject(desired); live == nil && apierrors.IsAlreadyExists(err) {
+			if _, seen := r.uncached.LoadOrStore(key, struct{}{}); !seen {
+				return errExists
+			}
+		}
 		if apierrors.IsConflict(err) {
 			// The object moved on since it was read (a label that follows
 			// the live object, an adoption decided on that version).
