@@ -58,7 +58,8 @@ type Reconciler struct {
 	// platform.go.
 	namespaces sync.Map
 	// uncached holds the backing objects (by namespace/name) that exist but
-	// are not in the cache: read from the API server until that changes.
+	// are not in the cache (someone else's, or just created): read from the
+	// API server until the cache holds them or they are gone.
 	uncached   sync.Map
 	releasedMu sync.Mutex
 	released   map[schema.GroupVersionKind]string

@@ -195,6 +195,10 @@ func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
 	}
 	switch res {
 	case ssa.Created:
+		// The cache may not hold it when the next reconcile comes (the
+		// status written below triggers one): that one reads it uncached
+		// rather than try a create again.
+		r.uncached.Store(client.ObjectKeyFromObject(desired), struct{}{})
 		r.event(inst, "Normal", appsv1alpha1.EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
 	case ssa.Updated:
 		r.event(inst, "Normal", appsv1alpha1.EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
