@@ -15,12 +15,19 @@
 // caller sees the object exactly as the API server sent it. Numbers decode as
 // the API machinery decodes them (int64 when integral, float64 otherwise),
 // so comparisons with what the server stores keep working.
+//
+// What stays decoded is rebuilt with shared strings: the field names, the
+// apiVersion and kind, label keys and values, annotation keys, owner
+// references' kinds and finalizers repeat across thousands of objects, and
+// the JSON decoder allocates each of them anew for every object. Names, uids
+// and versions are the object's own and are kept as they are.
 package compactcache
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -63,24 +70,111 @@ func Pack(u *unstructured.Unstructured) error {
 	if _, packed := u.Object[Key]; packed {
 		return nil
 	}
-	rest := map[string]any{}
+	kept, rest := map[string]any{}, map[string]any{}
 	for k, v := range u.Object {
-		if k != "apiVersion" && k != "kind" && k != "metadata" {
+		if k == "apiVersion" || k == "kind" || k == "metadata" {
+			kept[k] = v
+		} else {
 			rest[k] = v
 		}
 	}
-	if len(rest) == 0 {
-		return nil
+	kept = compactTop(kept)
+	if len(rest) > 0 {
+		b, err := json.Marshal(rest)
+		if err != nil {
+			return fmt.Errorf("packing %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+		kept[Key] = string(b)
 	}
-	b, err := json.Marshal(rest)
-	if err != nil {
-		return fmt.Errorf("packing %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
-	}
-	for k := range rest {
-		delete(u.Object, k)
-	}
-	u.Object[Key] = string(b)
+	u.Object = kept
 	return nil
+}
+
+// compactTop returns apiVersion, kind and metadata with repeated strings
+// shared.
+func compactTop(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		switch k {
+		case "apiVersion", "kind":
+			v = internValue(v)
+		case "metadata":
+			if m, ok := v.(map[string]any); ok {
+				v = compactMetadata(m)
+			}
+		}
+		out[intern(k)] = v
+	}
+	return out
+}
+
+// compactMetadata returns metadata with repeated strings shared: the field
+// names, the namespace, label keys and values, annotation keys, owner
+// references but their name and uid, finalizers.
+func compactMetadata(md map[string]any) map[string]any {
+	out := make(map[string]any, len(md))
+	for k, v := range md {
+		switch k {
+		case "namespace":
+			v = internValue(v)
+		case "labels":
+			v = compactMap(v, true)
+		case "annotations":
+			v = compactMap(v, false)
+		case "finalizers":
+			if l, ok := v.([]any); ok {
+				for i := range l {
+					l[i] = internValue(l[i])
+				}
+			}
+		case "ownerReferences":
+			if l, ok := v.([]any); ok {
+				for i, ref := range l {
+					if r, ok := ref.(map[string]any); ok {
+						l[i] = compactOwnerRef(r)
+					}
+				}
+			}
+		}
+		out[intern(k)] = v
+	}
+	return out
+}
+
+func compactOwnerRef(r map[string]any) map[string]any {
+	out := make(map[string]any, len(r))
+	for k, v := range r {
+		if k == "apiVersion" || k == "kind" {
+			v = internValue(v)
+		}
+		out[intern(k)] = v
+	}
+	return out
+}
+
+// compactMap shares a string map's keys, and its values when values is set.
+func compactMap(v any, values bool) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		if values {
+			x = internValue(x)
+		}
+		out[intern(k)] = x
+	}
+	return out
+}
+
+func intern(s string) string { return unique.Make(s).Value() }
+
+func internValue(v any) any {
+	if s, ok := v.(string); ok {
+		return intern(s)
+	}
+	return v
 }
 
 // Unpack restores the fields Pack moved; an object that is not packed is left

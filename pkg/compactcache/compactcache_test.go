@@ -3,6 +3,7 @@ package compactcache
 import (
 	"context"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,7 +14,9 @@ import (
 
 const instanceJSON = `{
   "apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
-  "metadata": {"name": "db", "namespace": "tenant-a", "labels": {"team": "a"}, "resourceVersion": "7"},
+  "metadata": {"name": "db", "namespace": "tenant-a", "labels": {"team": "a", "tier": "gold"}, "resourceVersion": "7",
+               "annotations": {"note": "n"}, "finalizers": ["cozystack.io/f"], "generation": 2,
+               "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u1", "controller": true}]},
   "spec": {"replicas": 3, "ratio": 0.5, "big": 9007199254740993, "flag": false, "none": null,
            "list": [1, "two", {"three": 3.25}], "empty": {}},
   "status": {"conditions": [{"type": "Ready", "status": "True", "observedGeneration": 2}]}
@@ -56,6 +59,46 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 	}
 	if got, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "ratio"); got != 0.5 {
 		t.Fatalf("spec.ratio = %#v, want float64 0.5", got)
+	}
+}
+
+func TestPackSharesRepeatedStrings(t *testing.T) {
+	a, b := decoded(t), decoded(t)
+	if err := Pack(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := Pack(b); err != nil {
+		t.Fatal(err)
+	}
+	// Two decodes of the same JSON: separate strings, until Pack shares them.
+	key := func(m map[string]any, want string) string {
+		for k := range m {
+			if k == want {
+				return k
+			}
+		}
+		t.Fatalf("no key %q in %v", want, m)
+		return ""
+	}
+	same := func(what, x, y string) {
+		if unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s %q is not shared between the two objects", what, x)
+		}
+	}
+	lb, _, _ := unstructured.NestedMap(b.Object, "metadata", "labels")
+	mdA := a.Object["metadata"].(map[string]any)
+	mdB := b.Object["metadata"].(map[string]any)
+	same("the field name", key(mdA, "resourceVersion"), key(mdB, "resourceVersion"))
+	same("the label key", key(mdA["labels"].(map[string]any), "team"), key(mdB["labels"].(map[string]any), "team"))
+	same("the label value", mdA["labels"].(map[string]any)["tier"].(string), mdB["labels"].(map[string]any)["tier"].(string))
+	same("the namespace", mdA["namespace"].(string), mdB["namespace"].(string))
+	same("the kind", a.Object["kind"].(string), b.Object["kind"].(string))
+	refA := mdA["ownerReferences"].([]any)[0].(map[string]any)
+	refB := mdB["ownerReferences"].([]any)[0].(map[string]any)
+	same("the owner's kind", refA["kind"].(string), refB["kind"].(string))
+	same("the finalizer", mdA["finalizers"].([]any)[0].(string), mdB["finalizers"].([]any)[0].(string))
+	if len(lb) != 2 {
+		t.Fatalf("labels %v", lb)
 	}
 }
 

@@ -4,9 +4,14 @@
 //
 // Each object has exactly one series, labelled with its current Ready status
 // (True, False or Unknown) and valued 1; the series of a previous status is
-// removed when the status changes, and Forget removes the object's series when
-// the object is gone. The gauge is registered with controller-runtime's
+// gone when the status changes, and Forget removes the object's series when
+// the object is gone. The collector is registered with controller-runtime's
 // registry and served on the controller's metrics endpoint.
+//
+// The series are made when scraped, from one map entry per object: a backend
+// controller has one per instance, and a gauge vector would keep a metric
+// with its label pairs for each of them between scrapes (about 1 KB each, 10
+// MB at 10,000 instances).
 package readiness
 
 import (
@@ -20,20 +25,35 @@ import (
 // MetricName is the gauge's name, documented in docs/metrics.md.
 const MetricName = "cozystack_resource_ready"
 
-var (
-	gauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: MetricName,
-		Help: "1 for every managed object, labelled with its kind, namespace, name and the status of its Ready condition (True, False or Unknown).",
-	}, []string{"kind", "namespace", "name", "status"})
-
-	mu      sync.Mutex
-	current = map[key]metav1.ConditionStatus{}
-)
-
 type key struct{ kind, namespace, name string }
+
+// collector holds the current status of every object and makes the series
+// from it on each scrape.
+type collector struct {
+	desc    *prometheus.Desc
+	mu      sync.Mutex
+	current map[key]metav1.ConditionStatus
+}
+
+var gauge = &collector{
+	desc: prometheus.NewDesc(MetricName,
+		"1 for every managed object, labelled with its kind, namespace, name and the status of its Ready condition (True, False or Unknown).",
+		[]string{"kind", "namespace", "name", "status"}, nil),
+	current: map[key]metav1.ConditionStatus{},
+}
 
 func init() {
 	metrics.Registry.MustRegister(gauge)
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, status := range c.current {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, k.kind, k.namespace, k.name, string(status))
+	}
 }
 
 // Set records the Ready status of one object; an empty status reads as
@@ -42,27 +62,15 @@ func Set(kind, namespace, name string, status metav1.ConditionStatus) {
 	if status != metav1.ConditionTrue && status != metav1.ConditionFalse {
 		status = metav1.ConditionUnknown
 	}
-	k := key{kind, namespace, name}
-	mu.Lock()
-	defer mu.Unlock()
-	if prev, ok := current[k]; ok {
-		if prev == status {
-			return
-		}
-		gauge.DeleteLabelValues(kind, namespace, name, string(prev))
-	}
-	current[k] = status
-	gauge.WithLabelValues(kind, namespace, name, string(status)).Set(1)
+	gauge.mu.Lock()
+	defer gauge.mu.Unlock()
+	gauge.current[key{kind, namespace, name}] = status
 }
 
 // Forget removes the object's series (the object was deleted or is no longer
 // managed by this controller).
 func Forget(kind, namespace, name string) {
-	k := key{kind, namespace, name}
-	mu.Lock()
-	defer mu.Unlock()
-	if prev, ok := current[k]; ok {
-		gauge.DeleteLabelValues(kind, namespace, name, string(prev))
-		delete(current, k)
-	}
+	gauge.mu.Lock()
+	defer gauge.mu.Unlock()
+	delete(gauge.current, key{kind, namespace, name})
 }
