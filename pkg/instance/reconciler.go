@@ -57,6 +57,9 @@ type Reconciler struct {
 	// watched only to release instances (Releasing), by definition name:
 	// platform.go.
 	namespaces sync.Map
+	// written holds, by instance (kind/namespace/name), the resourceVersion
+	// our last status write replaced, until the cache shows a newer one.
+	written sync.Map
 	// uncached holds the backing objects (by namespace/name) that exist but
 	// are not in the cache (someone else's, or just created): read from the
 	// API server until the cache holds them or they are gone.
@@ -82,9 +85,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		// its ownerReference; one in a platform namespace is removed here.
 		if apierrors.IsNotFound(err) {
 			readiness.Forget(req.GVK.Kind, req.Namespace, req.Name)
+			r.written.Delete(req.GVK.Kind + "/" + req.Namespace + "/" + req.Name)
 			return ctrl.Result{}, r.collectOrphans(ctx, req)
 		}
 		return ctrl.Result{}, err
+	}
+	if r.behindOwnWrite(inst) {
+		return ctrl.Result{}, nil
 	}
 	if !inst.GetDeletionTimestamp().IsZero() {
 		return r.reconcileDelete(ctx, def, inst)
@@ -252,7 +259,29 @@ func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstruc
 		}
 		return err
 	}
+	r.written.Store(writtenKey(inst), inst.GetResourceVersion())
 	return nil
+}
+
+// behindOwnWrite reports whether the cached inst is the version our last
+// status write replaced: the cache has not caught up with that write yet (a
+// backing object's event came first). Nothing is decided on it; the write's
+// own event reconciles the instance again. Any other version ends the wait.
+func (r *Reconciler) behindOwnWrite(inst *unstructured.Unstructured) bool {
+	key := writtenKey(inst)
+	replaced, ok := r.written.Load(key)
+	if !ok {
+		return false
+	}
+	if replaced == inst.GetResourceVersion() {
+		return true
+	}
+	r.written.Delete(key)
+	return false
+}
+
+func writtenKey(inst *unstructured.Unstructured) string {
+	return inst.GetKind() + "/" + inst.GetNamespace() + "/" + inst.GetName()
 }
 
 func (r *Reconciler) event(inst *unstructured.Unstructured, eventType, reason, action, note string) {
