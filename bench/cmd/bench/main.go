@@ -118,6 +118,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	fmt.Printf("== %s: %d instances, %d unthrottled client workers, etcd on tmpfs\n", label, *n, *workers)
 
 	// Raw capacity: HelmReleases like the controller's, created directly.
+	measure.Quiet("raw creates")
 	var done atomic.Int64
 	stop := progress("raw creates", func() string { return fmt.Sprintf("%d/%d HelmReleases", done.Load(), *n) })
 	start := time.Now()
@@ -142,9 +143,10 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	})
 
 	ctrls := measure.KV(*metrics)
+	w := newWatcher(ctx, scheme)
+	measure.Quiet("the pipeline")
 	before := writes(ctrls)
 	apiBefore := apiserverMetrics(ctx)
-	w := newWatcher(ctx, scheme)
 	var created atomic.Int64
 	stop = progress("pipeline", func() string {
 		return fmt.Sprintf("%d/%d instances created, %d HelmReleases, %d statuses", created.Load(), *n, w.releases.Load(), w.statuses.Load())

@@ -114,6 +114,7 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) {
 		namespace(ctx, c, fmt.Sprintf("bench-rc-%02d", i), map[string]string{gatewayv1alpha1.LabelNamespaceGateway: owner})
 	}
 	tenantGateway(ctx, c, owner, "example.net")
+	measure.Quiet("the routes")
 	start := time.Now()
 	measure.Parallel(*routes, 16, func(i int) {
 		host := i
@@ -137,6 +138,7 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) {
 		measure.Check(c.List(ctx, &l, client.InNamespace(fmt.Sprintf("bench-rc-%02d", i))))
 		list = append(list, l.Items...)
 	}
+	measure.Quiet("the raw status updates")
 	start = time.Now()
 	measure.Parallel(len(list), 16, func(i int) {
 		r := &list[i]

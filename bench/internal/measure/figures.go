@@ -217,3 +217,55 @@ func ParseVmHWM(status string) (float64, error) {
 	}
 	return 0, fmt.Errorf("no VmHWM line")
 }
+
+// CPUTimes parses the first line of /proc/stat: the machine's busy and total
+// CPU time, in clock ticks.
+func CPUTimes(stat string) (busy, total uint64, err error) {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("no cpu line in /proc/stat")
+	}
+	for i, s := range f[1:] {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %w", err)
+		}
+		total += v
+		// idle and iowait are the 4th and 5th numbers.
+		if i != 3 && i != 4 {
+			busy += v
+		}
+	}
+	return busy, total, nil
+}
+
+// WaitQuiet waits until the machine is quiet: less than maxBusy (a fraction
+// of all cores) busy over one second, so that a measurement does not share
+// the CPU with the API server's start-up work (OpenAPI aggregation after CRDs
+// are installed, say). It gives up after timeout and returns how long it
+// waited and the last busy fraction seen.
+func WaitQuiet(maxBusy float64, timeout time.Duration) (time.Duration, float64) {
+	start := time.Now()
+	read := func() (uint64, uint64) {
+		b, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			return 0, 0
+		}
+		busy, total, _ := CPUTimes(string(b))
+		return busy, total
+	}
+	b0, t0 := read()
+	for {
+		time.Sleep(time.Second)
+		b1, t1 := read()
+		frac := 0.0
+		if t1 > t0 {
+			frac = float64(b1-b0) / float64(t1-t0)
+		}
+		if frac < maxBusy || time.Since(start) >= timeout || t1 == 0 {
+			return time.Since(start), frac
+		}
+		b0, t0 = b1, t1
+	}
+}

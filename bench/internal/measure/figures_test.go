@@ -85,3 +85,16 @@ func TestKVAndVmHWM(t *testing.T) {
 		t.Fatal("missing VmHWM accepted")
 	}
 }
+
+func TestCPUTimes(t *testing.T) {
+	busy, total, err := CPUTimes("cpu  100 5 50 800 40 3 2 0 0 0\ncpu0 1 2 3 4\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if busy != 160 || total != 1000 {
+		t.Fatalf("busy %d total %d, want 160 of 1000 (idle and iowait are not busy)", busy, total)
+	}
+	if _, _, err := CPUTimes("intr 1 2 3\n"); err == nil {
+		t.Fatal("a /proc/stat without a cpu line parsed")
+	}
+}

@@ -134,3 +134,13 @@ func Check(err error) {
 		os.Exit(1)
 	}
 }
+
+// Quiet waits for the machine to be quiet before a measurement starts (the
+// API server builds its OpenAPI documents for a while after CRDs are
+// installed, controllers fill their caches), so that a raw capacity and the
+// pipeline it is compared with are measured on the same idle machine, and
+// says how long it waited.
+func Quiet(what string) {
+	waited, busy := WaitQuiet(0.15, time.Minute)
+	fmt.Printf("  quiet before %s: %.0f%% of the CPU busy after %.0fs\n", what, 100*busy, waited.Seconds())
+}
