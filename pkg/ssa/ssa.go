@@ -74,8 +74,8 @@ type Applier struct {
 	Creates client.Reader
 }
 
-// CreateManager names the field manager of the objects a's Applier creates
-// (see Applier.Creates).
+// CreateManager is the field manager under which an Applier of field manager
+// fieldManager creates objects (see Applier.Creates).
 func CreateManager(fieldManager string) string { return fieldManager + "-create" }
 
 // Result says what Apply did.
@@ -200,9 +200,12 @@ func (a Applier) upgradeCreated(ctx context.Context, desired, live *unstructured
 		return "", conflict(desired, "it was deleted since it was read")
 	}
 	creator := CreateManager(a.FieldManager)
+	handing := func(err error) error {
+		return fmt.Errorf("handing %s's fields of %s %s to %s: %w", creator, desired.GetKind(), desired.GetName(), a.FieldManager, err)
+	}
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(fresh, sets.New(creator), a.FieldManager)
 	if err != nil {
-		return "", fmt.Errorf("handing the fields %s created %s %s with over to %s: %w", creator, desired.GetKind(), desired.GetName(), a.FieldManager, err)
+		return "", handing(err)
 	}
 	if patch == nil {
 		return precondition, nil
@@ -211,7 +214,7 @@ func (a Applier) upgradeCreated(ctx context.Context, desired, live *unstructured
 		return "", conflict(desired, "it changed since it was read")
 	}
 	if err := a.Client.Patch(ctx, fresh, client.RawPatch(types.JSONPatchType, patch)); err != nil {
-		return "", fmt.Errorf("handing the fields %s created %s %s with over to %s: %w", creator, desired.GetKind(), desired.GetName(), a.FieldManager, err)
+		return "", handing(err)
 	}
 	if precondition != "" {
 		precondition = fresh.GetResourceVersion()
