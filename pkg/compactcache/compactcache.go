@@ -93,79 +93,65 @@ func Pack(u *unstructured.Unstructured) error {
 // compactTop returns apiVersion, kind and metadata with repeated strings
 // shared.
 func compactTop(obj map[string]any) map[string]any {
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
+	return rebuild(obj, func(k string, v any) any {
 		switch k {
 		case "apiVersion", "kind":
-			v = internValue(v)
+			return internValue(v)
 		case "metadata":
-			if m, ok := v.(map[string]any); ok {
-				v = compactMetadata(m)
-			}
+			return rebuild(v, compactMetadata)
 		}
-		out[intern(k)] = v
-	}
-	return out
+		return v
+	}).(map[string]any)
 }
 
-// compactMetadata returns metadata with repeated strings shared: the field
-// names, the namespace, label keys and values, annotation keys, owner
-// references but their name and uid, finalizers.
-func compactMetadata(md map[string]any) map[string]any {
-	out := make(map[string]any, len(md))
-	for k, v := range md {
-		switch k {
-		case "namespace":
-			v = internValue(v)
-		case "labels":
-			v = compactMap(v, true)
-		case "annotations":
-			v = compactMap(v, false)
-		case "finalizers":
-			if l, ok := v.([]any); ok {
-				for i := range l {
-					l[i] = internValue(l[i])
+// compactMetadata shares the repeated strings of one metadata field: the
+// namespace, label keys and values, annotation keys, owner references but
+// their name and uid, finalizers.
+func compactMetadata(k string, v any) any {
+	switch k {
+	case "namespace":
+		return internValue(v)
+	case "labels":
+		return rebuild(v, func(_ string, x any) any { return internValue(x) })
+	case "annotations":
+		return rebuild(v, func(_ string, x any) any { return x })
+	case "finalizers":
+		return eachItem(v, internValue)
+	case "ownerReferences":
+		return eachItem(v, func(ref any) any {
+			return rebuild(ref, func(k string, x any) any {
+				if k == "apiVersion" || k == "kind" {
+					return internValue(x)
 				}
-			}
-		case "ownerReferences":
-			if l, ok := v.([]any); ok {
-				for i, ref := range l {
-					if r, ok := ref.(map[string]any); ok {
-						l[i] = compactOwnerRef(r)
-					}
-				}
-			}
-		}
-		out[intern(k)] = v
+				return x
+			})
+		})
 	}
-	return out
+	return v
 }
 
-func compactOwnerRef(r map[string]any) map[string]any {
-	out := make(map[string]any, len(r))
-	for k, v := range r {
-		if k == "apiVersion" || k == "kind" {
-			v = internValue(v)
-		}
-		out[intern(k)] = v
-	}
-	return out
-}
-
-// compactMap shares a string map's keys, and its values when values is set.
-func compactMap(v any, values bool) any {
+// rebuild returns a map like v with shared keys and each value passed through
+// value; v is returned as it is when it is not a map.
+func rebuild(v any, value func(k string, v any) any) any {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v
 	}
 	out := make(map[string]any, len(m))
 	for k, x := range m {
-		if values {
-			x = internValue(x)
-		}
-		out[intern(k)] = x
+		out[intern(k)] = value(k, x)
 	}
 	return out
+}
+
+// eachItem replaces each item of a list in place with f's result.
+func eachItem(v any, f func(any) any) any {
+	if l, ok := v.([]any); ok {
+		for i := range l {
+			l[i] = f(l[i])
+		}
+	}
+	return v
 }
 
 func intern(s string) string { return unique.Make(s).Value() }

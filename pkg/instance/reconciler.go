@@ -57,7 +57,7 @@ type Reconciler struct {
 	// watched only to release instances (Releasing), by definition name:
 	// platform.go.
 	namespaces sync.Map
-	// written holds, by instance (kind/namespace/name), the resourceVersion
+	// written holds, by instance (writtenKey), the resourceVersion
 	// our last status write replaced, until the cache shows a newer one.
 	written sync.Map
 	// uncached holds the backing objects (by namespace/name) that exist but
@@ -85,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		// its ownerReference; one in a platform namespace is removed here.
 		if apierrors.IsNotFound(err) {
 			readiness.Forget(req.GVK.Kind, req.Namespace, req.Name)
-			r.written.Delete(req.GVK.Kind + "/" + req.Namespace + "/" + req.Name)
+			r.written.Delete(writtenKey{req.GVK.Kind, req.Namespace, req.Name})
 			return ctrl.Result{}, r.collectOrphans(ctx, req)
 		}
 		return ctrl.Result{}, err
@@ -259,7 +259,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstruc
 		}
 		return err
 	}
-	r.written.Store(writtenKey(inst), inst.GetResourceVersion())
+	r.written.Store(writtenKeyOf(inst), inst.GetResourceVersion())
 	return nil
 }
 
@@ -268,7 +268,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstruc
 // backing object's event came first). Nothing is decided on it; the write's
 // own event reconciles the instance again. Any other version ends the wait.
 func (r *Reconciler) behindOwnWrite(inst *unstructured.Unstructured) bool {
-	key := writtenKey(inst)
+	key := writtenKeyOf(inst)
 	replaced, ok := r.written.Load(key)
 	if !ok {
 		return false
@@ -280,8 +280,11 @@ func (r *Reconciler) behindOwnWrite(inst *unstructured.Unstructured) bool {
 	return false
 }
 
-func writtenKey(inst *unstructured.Unstructured) string {
-	return inst.GetKind() + "/" + inst.GetNamespace() + "/" + inst.GetName()
+// writtenKey names an instance in written.
+type writtenKey struct{ kind, namespace, name string }
+
+func writtenKeyOf(inst *unstructured.Unstructured) writtenKey {
+	return writtenKey{inst.GetKind(), inst.GetNamespace(), inst.GetName()}
 }
 
 func (r *Reconciler) event(inst *unstructured.Unstructured, eventType, reason, action, note string) {
