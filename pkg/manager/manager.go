@@ -311,6 +311,9 @@ func NewWithConfig(o Options, cfg *rest.Config, scheme *runtime.Scheme, customiz
 	for _, c := range customize {
 		c(&mo)
 	}
+	if mo.Cache.NewInformer == nil && !objectTransforms(mo.Cache.ByObject) {
+		mo.Cache.NewInformer = pagedInformers(mo.Cache.DefaultTransform)
+	}
 	mgr, err := ctrl.NewManager(o.ApplyTo(cfg), mo)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

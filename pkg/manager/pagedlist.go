@@ -1,0 +1,95 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// An informer fills its cache with a streamed watch (WatchList) where the API
+// server and its etcd support it: each object is transformed as it arrives.
+// Otherwise (etcd before 3.4.31 or 3.5.13 lacks the progress notifications
+// WatchList needs) it falls back to one list with resourceVersion "0", which
+// the API server answers from its watch cache in a single page whatever the
+// limit: every object of the kind is decoded whole and held at once until the
+// informer's transform runs on it. For a backend controller restarting over
+// 10,000 instances and their 10,000 HelmReleases that is some 100 MiB of
+// decoded maps, above the steady state of the cache it is filling.
+//
+// pagedInformers bounds that fallback: the first list is asked at the latest
+// version instead (a consistent read, which the API server pages), and each
+// page is transformed as soon as it is decoded, so the list being gathered
+// holds transformed objects and one page of decoded ones. The transforms of
+// this package are idempotent, so the informer's own transform running again
+// on the same objects changes nothing.
+
+// pagedInformers returns a cache.Options.NewInformer that lists in
+// transformed pages (see above). transform may be nil.
+func pagedInformers(transform toolscache.TransformFunc) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
+	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+		if l, ok := lw.(*toolscache.ListWatch); ok && l.ListWithContextFunc != nil && !l.DisableChunking {
+			paged := *l
+			paged.ListWithContextFunc = pagedList(l.ListWithContextFunc, transform)
+			lw = &paged
+		}
+		return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
+	}
+}
+
+// objectTransforms reports whether a kind has a transform of its own: its
+// pages would get the default transform before its own.
+func objectTransforms(byObject map[client.Object]cache.ByObject) bool {
+	for _, bo := range byObject {
+		if bo.Transform != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pagedList wraps a list function: a paged first list from the watch cache
+// (resourceVersion "0", which the cache answers unpaged) is asked at the
+// latest version instead, and every item of each page goes through
+// transform before the page is returned.
+func pagedList(list toolscache.ListWithContextFunc, transform toolscache.TransformFunc) toolscache.ListWithContextFunc {
+	return func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		if opts.Limit > 0 && opts.Continue == "" && opts.ResourceVersion == "0" {
+			opts.ResourceVersion = ""
+			opts.ResourceVersionMatch = ""
+		}
+		page, err := list(ctx, opts)
+		if err != nil || transform == nil {
+			return page, err
+		}
+		return page, transformItems(page, transform)
+	}
+}
+
+// transformItems runs transform on every item of list. The items are
+// extracted as copies (a list of structs), so the transformed ones are put
+// back in the list.
+func transformItems(list runtime.Object, transform toolscache.TransformFunc) error {
+	items, err := meta.ExtractListWithAlloc(list)
+	if err != nil {
+		return fmt.Errorf("listing %T in pages: %w", list, err)
+	}
+	for i, item := range items {
+		out, err := transform(item)
+		if err != nil {
+			return err
+		}
+		o, ok := out.(runtime.Object)
+		if !ok {
+			return fmt.Errorf("listing %T in pages: the cache transform returned %T, not an object", list, out)
+		}
+		items[i] = o
+	}
+	return meta.SetList(list, items)
+}
