@@ -29,12 +29,15 @@ export RESYNC_PERIOD=10h
 # The API server serves /debug/pprof, so the bench can show where its time goes.
 export APISERVER_PROFILING=true
 # Each controller runs with the Go soft memory limit a pod with its chart's
-# memory limit sets (90% of it: pkg/manager/memlimit.go). Every chart has the
-# helm chart's default limit.
+# memory limit sets (the limit less 64 MiB, at least half of it:
+# pkg/manager/memlimit.go SoftMemoryLimit). Every chart has the helm chart's
+# default limit.
 # BENCH_MEMORY_LIMIT (NMi) measures another limit than the chart's.
 chart_limit=${BENCH_MEMORY_LIMIT:-$(awk '/^resources:/{r=1} r&&/limits:/{l=1} r&&l&&/memory:/{print $2; exit}' "${ROOT}/charts/helm/values.yaml")}
 [[ ${chart_limit} =~ ^([0-9]+)Mi$ ]] || die "memory limit ${chart_limit:-missing} (charts/helm/values.yaml resources.limits.memory or BENCH_MEMORY_LIMIT), want NMi"
-export CONTROLLER_ENV="GOMEMLIMIT=$((BASH_REMATCH[1] * 1048576 * 9 / 10))"
+limit_mib=${BASH_REMATCH[1]}
+soft_mib=$((limit_mib - 64 > limit_mib / 2 ? limit_mib - 64 : limit_mib / 2))
+export CONTROLLER_ENV="GOMEMLIMIT=$((soft_mib * 1048576))"
 
 cleanup() {
   "${ROOT}/hack/controllers.sh" stop "${DIR}" >/dev/null 2>&1 || true

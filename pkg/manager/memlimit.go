@@ -5,6 +5,14 @@ package manager
 // so a controller whose caches hold 120 MiB peaks near 250 MiB and a 256 MiB
 // limit kills it. A soft limit below the container's makes the collector work
 // harder as the heap approaches it instead.
+//
+// The soft limit leaves a fixed headroom of the container's limit rather than
+// a share of it: the headroom covers what the runtime does not count (the
+// binary's pages, stacks: some 20 to 25 MiB for these controllers) and a live
+// set that outgrows the soft limit (the collector cannot free what is live,
+// so a fleet larger than the limit was sized for runs with a busier collector
+// before the kernel kills it). A share would leave too little of a small
+// limit for either and more than needed of a large one.
 
 import (
 	"os"
@@ -19,9 +27,9 @@ var memoryLimitFiles = []string{
 	"/sys/fs/cgroup/memory/memory.limit_in_bytes",
 }
 
-// memoryLimitShare of the container's limit becomes the Go soft limit: the
-// rest covers what the runtime does not count (stacks, the binary, cgo).
-const memoryLimitShare = 0.9
+// memoryHeadroom is what the soft limit leaves of the container's limit (at
+// most half of it).
+const memoryHeadroom = 64 << 20
 
 // noLimit: cgroup v1 reports "unlimited" as a page-rounded maximum int64.
 const noLimit = 1 << 62
@@ -40,9 +48,10 @@ func ParseCgroupMemoryLimit(content string) (limit int64, ok bool) {
 	return n, true
 }
 
-// SoftMemoryLimit is the Go soft memory limit for a container limit.
+// SoftMemoryLimit is the Go soft memory limit for a container limit: the
+// limit less memoryHeadroom, and at least half of it.
 func SoftMemoryLimit(containerLimit int64) int64 {
-	return int64(float64(containerLimit) * memoryLimitShare)
+	return max(containerLimit-memoryHeadroom, containerLimit/2)
 }
 
 // setMemoryLimit sets the Go soft memory limit from the container's memory

@@ -20,7 +20,14 @@ func TestParseCgroupMemoryLimit(t *testing.T) {
 			t.Errorf("ParseCgroupMemoryLimit(%q) = %d, %v; want %d, %v", tc.content, got, ok, tc.want, tc.ok)
 		}
 	}
-	if got, want := SoftMemoryLimit(256<<20), int64(241591910); got != want {
-		t.Errorf("SoftMemoryLimit(256Mi) = %d, want %d", got, want)
+	for _, tc := range []struct{ limit, want int64 }{
+		{256 << 20, 192 << 20}, // the limit less 64 MiB
+		{192 << 20, 128 << 20},
+		{100 << 20, 50 << 20}, // at least half of a small limit
+		{1 << 30, 960 << 20},
+	} {
+		if got := SoftMemoryLimit(tc.limit); got != tc.want {
+			t.Errorf("SoftMemoryLimit(%d MiB) = %d MiB, want %d MiB", tc.limit>>20, got>>20, tc.want>>20)
+		}
 	}
 }
