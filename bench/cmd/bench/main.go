@@ -39,7 +39,6 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,7 +51,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/bench/internal/measure"
@@ -81,7 +79,6 @@ var benchGVK = schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1a
 
 func main() {
 	flag.Parse()
-	ctrllog.SetLogger(logr.Discard()) // the watcher's cache logs nothing worth reading here
 	// Unthrottled: the API server's capacity is what is measured.
 	_, scheme, c := measure.Client(*kubeconfig, -1, 0, cozyv1alpha1.AddToScheme, helmv2.AddToScheme)
 	ctx := context.Background()

@@ -14,17 +14,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Client connects to the control plane of kubeconfig with the client-side
 // rate limit qps and burst (qps -1: unthrottled) and a scheme of the
 // built-in kinds and those adders add.
 func Client(kubeconfig string, qps float32, burst int, adders ...func(*runtime.Scheme) error) (*rest.Config, *runtime.Scheme, client.Client) {
+	// The clients' caches and watchers log nothing worth reading here.
+	ctrllog.SetLogger(logr.Discard())
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Check(err)
 	cfg.QPS, cfg.Burst = qps, burst
