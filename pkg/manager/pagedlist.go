@@ -26,9 +26,10 @@ import (
 // pagedInformers bounds that fallback: the first list is asked at the latest
 // version instead (a consistent read, which the API server pages), and each
 // page is transformed as soon as it is decoded, so the list being gathered
-// holds transformed objects and one page of decoded ones. The transforms of
-// this package are idempotent, so the informer's own transform running again
-// on the same objects changes nothing.
+// holds transformed objects and one page of decoded ones. The manager's
+// transforms (managed fields dropped, compactcache.Pack) are idempotent, so
+// the informer's own transform running again on those objects changes
+// nothing.
 
 // pagedInformers returns a cache.Options.NewInformer that lists in
 // transformed pages (see above). transform may be nil.

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -89,11 +90,13 @@ func TestPagedListTransformsEveryItem(t *testing.T) {
 				t.Fatal(err)
 			}
 			var names []string
-			err = eachItem(out, func(o client.Object) {
+			err = apimeta.EachListItem(out, func(item runtime.Object) error {
+				o := item.(client.Object)
 				if o.GetLabels()["seen"] != "yes" {
 					t.Errorf("%s was returned untransformed", o.GetName())
 				}
 				names = append(names, o.GetName())
+				return nil
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -120,23 +123,6 @@ func TestPagedListTransformsEveryItem(t *testing.T) {
 			t.Fatalf("got %v, want Gone", err)
 		}
 	})
-}
-
-// eachItem calls f on every item of a list.
-func eachItem(list runtime.Object, f func(client.Object)) error {
-	switch l := list.(type) {
-	case *unstructured.UnstructuredList:
-		for i := range l.Items {
-			f(&l.Items[i])
-		}
-	case *corev1.ConfigMapList:
-		for i := range l.Items {
-			f(&l.Items[i])
-		}
-	default:
-		return fmt.Errorf("unexpected list %T", list)
-	}
-	return nil
 }
 
 func TestObjectTransforms(t *testing.T) {
