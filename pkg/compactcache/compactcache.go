@@ -27,7 +27,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"unique"
+	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -154,7 +155,49 @@ func eachItem(v any, f func(any) any) any {
 	return v
 }
 
-func intern(s string) string { return unique.Make(s).Value() }
+func intern(s string) string { return shared.intern(s) }
+
+// shared holds the one copy of each repeated string. It is bounded: a fleet
+// of 10,000 instances and their backing objects, with a label value of their
+// own each, fills about a third of it.
+var shared = newStringTable(1 << 16)
+
+// stringTable maps a string to its shared copy. unique.Make alone would not
+// do: its table forgets a string at the first collection after the last
+// Handle to it is gone, and a packed object keeps the string, not the Handle,
+// so sharing would end at every GC. When the table is full it starts again
+// from empty; strings shared so far stay shared, and the next objects share
+// the first copy seen after that.
+type stringTable struct {
+	mu    sync.RWMutex
+	m     map[string]string
+	limit int
+}
+
+func newStringTable(limit int) *stringTable {
+	return &stringTable{m: map[string]string{}, limit: limit}
+}
+
+func (t *stringTable) intern(s string) string {
+	t.mu.RLock()
+	c, ok := t.m[s]
+	t.mu.RUnlock()
+	if ok {
+		return c
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.m[s]; ok {
+		return c
+	}
+	if len(t.m) >= t.limit {
+		t.m = make(map[string]string, t.limit/4)
+	}
+	// A copy of its own, so the table never pins a larger buffer s was cut from.
+	c = strings.Clone(s)
+	t.m[c] = c
+	return c
+}
 
 func internValue(v any) any {
 	if s, ok := v.(string); ok {

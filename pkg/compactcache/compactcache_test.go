@@ -2,6 +2,7 @@ package compactcache
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -67,6 +68,10 @@ func TestPackSharesRepeatedStrings(t *testing.T) {
 	if err := Pack(a); err != nil {
 		t.Fatal(err)
 	}
+	// A collection between two packs (an informer packs objects over
+	// minutes) must not end the sharing.
+	runtime.GC()
+	runtime.GC()
 	if err := Pack(b); err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +104,23 @@ func TestPackSharesRepeatedStrings(t *testing.T) {
 	same("the finalizer", mdA["finalizers"].([]any)[0].(string), mdB["finalizers"].([]any)[0].(string))
 	if len(lb) != 2 {
 		t.Fatalf("labels %v", lb)
+	}
+}
+
+func TestStringTableIsBounded(t *testing.T) {
+	tab := newStringTable(4)
+	first := tab.intern(string([]byte("a")))
+	if got := tab.intern(string([]byte("a"))); unsafe.StringData(got) != unsafe.StringData(first) {
+		t.Fatal("a string interned twice has two copies")
+	}
+	for _, s := range []string{"b", "c", "d", "e"} {
+		tab.intern(s)
+	}
+	if n := len(tab.m); n != 1 {
+		t.Fatalf("a full table of 4 given a fifth string holds %d strings, want 1 (started again)", n)
+	}
+	if got := tab.intern("a"); got != "a" || unsafe.StringData(got) == unsafe.StringData(first) {
+		t.Fatal("a string interned before the table started again is still shared from the old table")
 	}
 }
 
