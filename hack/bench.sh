@@ -56,6 +56,8 @@ fresh() {
 
 bench() { "${BIN}/bench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" "$@"; }
 pid() { cat "${DIR}/$1.pid"; }
+# The control plane's processes, whose CPU time the pipeline phase reports.
+plane() { echo "apiserver=$(pid kube-apiserver),etcd=$(pid etcd),controller-manager=$(pid kube-controller-manager)"; }
 m() { echo "http://127.0.0.1:$1/metrics"; }
 
 # pipeline SETTING TARGET N ARGS: one size at one setting, then a restart.
@@ -72,7 +74,7 @@ pipeline() {
   # controllers.sh gives the i-th named controller metrics port base+2i.
   bench --phase pipeline --setting "${setting}" --target "${target}" --n "${n}" \
     --pprof "http://127.0.0.1:$((CPB + 10))" --pprof-out "${prof}" \
-    --metrics "appdef=$(m $((CPB + 2))),helm=$(m $((CPB + 4)))" --pids "appdef=$(pid appdef),helm=$(pid helm)"
+    --metrics "appdef=$(m $((CPB + 2))),helm=$(m $((CPB + 4)))" --pids "appdef=$(pid appdef),helm=$(pid helm)" --cpu "$(plane)"
   # Restart the helm controller over the settled instances.
   local p; p=$(pid helm)
   kill -TERM -- "-${p}" 2>/dev/null || kill -TERM "${p}"
@@ -105,7 +107,7 @@ shards() {
   done
   bench --phase pipeline --setting "tuned, 2 shards" --target 0.8 --n "${n}" --shards 2 \
     --metrics "appdef=$(m $((CPB + 2))),helm-s0=$(m $((CPB + 30))),helm-s1=$(m $((CPB + 32)))" \
-    --pids "appdef=$(pid appdef),helm-s0=$(pid helm-s0),helm-s1=$(pid helm-s1)"
+    --pids "appdef=$(pid appdef),helm-s0=$(pid helm-s0),helm-s1=$(pid helm-s1)" --cpu "$(plane)"
 }
 
 # gateway: the four gateway controllers at the tuned settings.

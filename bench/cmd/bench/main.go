@@ -32,6 +32,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	goruntime "runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +71,7 @@ var (
 	controller = flag.String("controller", "cozystack-helm", "the instance controller's name in its metrics (restart phase)")
 	since      = flag.Int64("since", 0, "restart phase: the restart's time, Unix nanoseconds")
 	results    = flag.String("results", "", "append the figures to this file, tab-separated")
+	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
 	pprofURL   = flag.String("pprof", "", "pipeline phase: the instance controller's pprof base URL, profiled for 20s from the pipeline's start")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
 )
@@ -118,6 +121,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	measure.Quiet("raw creates")
 	var done atomic.Int64
 	stop := progress("raw creates", func() string { return fmt.Sprintf("%d/%d HelmReleases", done.Load(), *n) })
+	cpuBefore := cpuTimes()
 	start := time.Now()
 	measure.Parallel(*n, *workers, func(i int) {
 		measure.Check(c.Create(ctx, rawRelease(i)))
@@ -125,6 +129,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	})
 	raw := time.Since(start)
 	stop()
+	cpuRaw := cpuUse(cpuBefore, raw)
 	fmt.Printf("  raw: %d HelmReleases in %.1fs (%.0f/s)\n", *n, raw.Seconds(), float64(*n)/raw.Seconds())
 	// They are not ours: drop them so the pipeline runs on the same store size.
 	// A busy server may answer with a timeout while it keeps deleting: wait
@@ -157,6 +162,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 			apiserverProfile(ctx, strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", 20*time.Second)
 		}()
 	}
+	cpuBefore = cpuTimes()
 	start = time.Now()
 	measure.Parallel(*n, *workers, func(i int) {
 		md := map[string]any{"name": fmt.Sprintf("app-%05d", i), "namespace": ns}
@@ -170,6 +176,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	w.wait(int64(*n), 60*time.Minute)
 	total := time.Since(start)
 	stop()
+	cpuPipeline := cpuUse(cpuBefore, total)
 	if *pprofURL != "" && *pprofOut != "" {
 		// What the controller holds with every instance in place.
 		profile(*pprofURL+"/debug/pprof/heap?gc=1", strings.TrimSuffix(*pprofOut, ".cpu.pprof")+".heap.pprof")
@@ -197,6 +204,9 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		measure.Report(label, "events per instance", fmt.Sprintf("%.2f", events/float64(*n))),
 		measure.Figure(label, "APF rejections", delta("apiserver_flowcontrol_rejected_requests_total", nil), "", 0, false),
 		measure.Report(label, "API server mean write latency", strings.Join(lat, ", ")),
+		measure.Report(label, "API requests per instance, watches aside", measure.RequestMix(apiBefore, apiAfter, *n)),
+		measure.Report(label, "CPU seconds during the raw creates", cpuRaw),
+		measure.Report(label, "CPU seconds during the pipeline", cpuPipeline),
 	}
 	for _, kv := range ctrls {
 		s, err := measure.Scrape(kv[1])
@@ -210,6 +220,42 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	rows = append(rows, rss(label)...)
 	measure.AppendRows(*results, rows...)
 	profiled.Wait()
+}
+
+// cpuTimes reads the CPU time used so far by each process of --cpu and
+// --pids, and by the bench itself.
+func cpuTimes() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	procs := append(measure.KV(*cpu), measure.KV(*pids)...)
+	procs = append(procs, [2]string{"bench", strconv.Itoa(os.Getpid())})
+	for _, kv := range procs {
+		pid, err := strconv.Atoi(kv[1])
+		measure.Check(err)
+		d, err := measure.ProcessCPU(pid)
+		measure.Check(err)
+		out[kv[0]] = d
+	}
+	return out
+}
+
+// cpuUse says how much CPU each process used since before, over wall time d,
+// beside what the machine's cores could give in d: where the time went.
+func cpuUse(before map[string]time.Duration, d time.Duration) string {
+	now := cpuTimes()
+	names := make([]string, 0, len(now))
+	for name := range now {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return now[names[i]]-before[names[i]] > now[names[j]]-before[names[j]] })
+	var parts []string
+	var sum time.Duration
+	for _, name := range names {
+		used := now[name] - before[name]
+		sum += used
+		parts = append(parts, fmt.Sprintf("%s %.1f", name, used.Seconds()))
+	}
+	cores := goruntime.NumCPU()
+	return fmt.Sprintf("%s; together %.1f of %d cores x %.1fs = %.1f", strings.Join(parts, ", "), sum.Seconds(), cores, d.Seconds(), float64(cores)*d.Seconds())
 }
 
 // cpuProfile saves a CPU profile of d from a pprof endpoint (errors are

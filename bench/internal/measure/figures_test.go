@@ -98,3 +98,40 @@ func TestCPUTimes(t *testing.T) {
 		t.Fatal("a /proc/stat without a cpu line parsed")
 	}
 }
+
+func TestParseProcessCPU(t *testing.T) {
+	// A command name with a space and a parenthesis; utime 250, stime 50 ticks.
+	stat := "4242 (kube api) x) S 1 4242 4242 0 -1 4194560 9000 0 0 0 250 50 0 0 20 0 12 0 100 0\n"
+	got, err := ParseProcessCPU(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * time.Second; got != want {
+		t.Fatalf("ParseProcessCPU = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"4242 kube S 1", "4242 (kube) S 1 2 3", "4242 (kube) S 1 4242 4242 0 -1 4194560 9000 0 0 0 x 50"} {
+		if _, err := ParseProcessCPU(bad); err == nil {
+			t.Errorf("ParseProcessCPU(%q): want an error", bad)
+		}
+	}
+}
+
+func TestRequestMix(t *testing.T) {
+	before := ParseMetrics(strings.NewReader(`
+apiserver_request_total{code="201",resource="benches",verb="POST"} 10
+apiserver_request_total{code="200",resource="benches",subresource="status",verb="PUT"} 4
+apiserver_request_total{code="200",resource="benches",verb="WATCH"} 3
+`))
+	after := ParseMetrics(strings.NewReader(`
+apiserver_request_total{code="201",resource="benches",verb="POST"} 110
+apiserver_request_total{code="409",resource="benches",verb="POST"} 50
+apiserver_request_total{code="200",resource="benches",subresource="status",verb="PUT"} 104
+apiserver_request_total{code="200",resource="benches",verb="WATCH"} 900
+apiserver_request_total{code="201",resource="events",verb="POST"} 100
+apiserver_request_total{code="200",resource="leases",verb="GET"} 0.5
+`))
+	got := RequestMix(before, after, 100)
+	if want := "POST benches 1.50, POST events 1.00, PUT benches/status 1.00"; got != want {
+		t.Fatalf("RequestMix = %q, want %q", got, want)
+	}
+}

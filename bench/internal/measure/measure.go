@@ -116,20 +116,6 @@ func Settled(urls ...string) int {
 	return w
 }
 
-// PeakRSS is the peak resident set (VmHWM) of a process.
-func PeakRSS(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	Check(err)
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			f := strings.Fields(l)
-			kb, _ := strconv.Atoi(f[1])
-			return fmt.Sprintf("%.0f MiB", float64(kb)/1024)
-		}
-	}
-	return "unknown"
-}
-
 // Check exits the process on an error.
 func Check(err error) {
 	if err != nil {
