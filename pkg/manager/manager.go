@@ -248,10 +248,8 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache: cache.Options{
-			SyncPeriod: &resync,
-			// managedFields are often the largest part of an object and no
-			// controller here reads them from the cache.
-			DefaultTransform: cache.TransformStripManagedFields(),
+			SyncPeriod:       &resync,
+			DefaultTransform: StripManagedFields,
 		},
 		// Reads of unstructured objects (the runtime-defined kinds and the
 		// backing objects) come from the cache like typed ones; without this

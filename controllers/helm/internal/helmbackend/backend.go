@@ -202,10 +202,15 @@ func (Backend) ProjectStatus(def *instance.Definition, inst, target *unstructure
 		return
 	}
 	status.Backend.Name = target.GetName()
+	// Project reads the name, the generation and the status: the spec
+	// (values and all) is not converted.
 	hr := &helmv2.HelmRelease{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(target.Object, hr); err != nil {
-		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "cannot read the HelmRelease status: "+err.Error())
-		return
+	hr.Name, hr.Generation = target.GetName(), target.GetGeneration()
+	if st, ok := target.Object["status"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(st, &hr.Status); err != nil {
+			conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "cannot read the HelmRelease status: "+err.Error())
+			return
+		}
 	}
 	Project(hr, h, status)
 }

@@ -7,8 +7,10 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
@@ -221,6 +223,21 @@ func TestProject(t *testing.T) {
 				if got == nil || got.Status != rel.Status || got.Reason != rel.Reason || got.Message != rel.Message {
 					t.Fatalf("Released = %+v, want a copy of %+v", got, rel)
 				}
+			}
+			// ProjectStatus, on the HelmRelease as the cache holds it (with a
+			// spec it does not convert), gives the same status.
+			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tt.hr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj["spec"] = map[string]any{"values": map[string]any{"replicas": int64(2)}, "interval": "5m"}
+			inst := &unstructured.Unstructured{}
+			inst.SetGeneration(7)
+			viaCache := &appsv1alpha1.ApplicationStatus{}
+			Backend{}.ProjectStatus(nil, inst, &unstructured.Unstructured{Object: obj}, viaCache)
+			viaCache.Backend = nil
+			if diff := cmp.Diff(status, viaCache, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
+				t.Fatalf("ProjectStatus differs from Project (-Project +ProjectStatus):\n%s", diff)
 			}
 		})
 	}
