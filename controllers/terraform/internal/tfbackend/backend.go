@@ -220,11 +220,19 @@ func (Backend) ProjectStatus(def *instance.Definition, inst, target *unstructure
 		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "Terraform created; waiting for tofu-controller")
 		return
 	}
+	// Project reads the name, the generation, spec.approvePlan and the
+	// status: the rest of the spec (vars and all) is not converted.
 	tf := &tfv1alpha2.Terraform{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(target.Object, tf); err != nil {
+	tf.Name, tf.Generation = target.GetName(), target.GetGeneration()
+	approve, _, err := unstructured.NestedString(target.Object, "spec", "approvePlan")
+	if st, ok := target.Object["status"].(map[string]any); ok && err == nil {
+		err = runtime.DefaultUnstructuredConverter.FromUnstructured(st, &tf.Status)
+	}
+	if err != nil {
 		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "cannot read the Terraform status: "+err.Error())
 		return
 	}
+	tf.Spec.ApprovePlan = approve
 	Project(tf, inst.GetAnnotations()[appsv1alpha1.AnnotationApprovePlan], h, status)
 }
 

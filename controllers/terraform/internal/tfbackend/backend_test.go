@@ -5,14 +5,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/instance"
 	"github.com/cozyplane/cozyplane/pkg/instance/instancetest"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
@@ -312,6 +315,30 @@ func TestProject(t *testing.T) {
 			}
 			if status.Version != tt.wantVersion || !cmp.Equal(status.Backend.Outputs, tt.wantOutputs, cmp.Comparer(func(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") })) {
 				t.Fatalf("version %q outputs %v", status.Version, status.Backend.Outputs)
+			}
+			// ProjectStatus, on the Terraform as the cache holds it (with
+			// vars it does not convert), gives the same status.
+			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tt.tf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, _ := obj["spec"].(map[string]any)
+			if spec == nil {
+				spec = map[string]any{}
+				obj["spec"] = spec
+			}
+			spec["vars"] = []any{map[string]any{"name": "cidr", "value": "10.0.0.0/16"}}
+			inst := &unstructured.Unstructured{}
+			inst.SetGeneration(4)
+			if tt.approval != "" {
+				inst.SetAnnotations(map[string]string{appsv1alpha1.AnnotationApprovePlan: tt.approval})
+			}
+			viaCache := &appsv1alpha1.ApplicationStatus{}
+			def := &instance.Definition{}
+			Backend{}.ProjectStatus(def, inst, &unstructured.Unstructured{Object: obj}, viaCache)
+			viaCache.Backend.Type, viaCache.Backend.Kind, viaCache.Backend.APIVersion, viaCache.Backend.Name = "", "", "", ""
+			if diff := cmp.Diff(status, viaCache, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
+				t.Fatalf("ProjectStatus differs from Project (-Project +ProjectStatus):\n%s", diff)
 			}
 		})
 	}
