@@ -226,14 +226,10 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 // --pids, and by the bench itself.
 func cpuTimes() map[string]time.Duration {
 	out := map[string]time.Duration{}
-	procs := append(measure.KV(*cpu), measure.KV(*pids)...)
-	procs = append(procs, [2]string{"bench", strconv.Itoa(os.Getpid())})
-	for _, kv := range procs {
-		pid, err := strconv.Atoi(kv[1])
+	for _, p := range append(measure.Processes(*cpu, *pids), measure.Process{Name: "bench", PID: os.Getpid()}) {
+		d, err := measure.ProcessCPU(p.PID)
 		measure.Check(err)
-		d, err := measure.ProcessCPU(pid)
-		measure.Check(err)
-		out[kv[0]] = d
+		out[p.Name] = d
 	}
 	return out
 }
@@ -361,12 +357,10 @@ func apiserverMetrics(ctx context.Context) []measure.Sample {
 
 func rss(label string) [][]string {
 	var rows [][]string
-	for _, kv := range measure.KV(*pids) {
-		pid, err := strconv.Atoi(kv[1])
+	for _, p := range measure.Processes(*pids) {
+		mib, err := measure.PeakRSSMiB(p.PID)
 		measure.Check(err)
-		mib, err := measure.PeakRSSMiB(pid)
-		measure.Check(err)
-		rows = append(rows, measure.Figure(label, "peak RSS "+kv[0], mib, " MiB", 150, false))
+		rows = append(rows, measure.Figure(label, "peak RSS "+p.Name, mib, " MiB", 150, false))
 	}
 	return rows
 }

@@ -17,7 +17,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,14 +72,10 @@ func main() {
 	time.Sleep(2 * *resync)
 	fmt.Printf("idle: %d API writes by the gateway controllers over two resync periods (%s) once settled (target 0)\n",
 		measure.Settled(all...)-before, 2**resync)
-	for _, kv := range strings.Split(*pids, ",") {
-		if name, pid, ok := strings.Cut(kv, "="); ok {
-			p, err := strconv.Atoi(pid)
-			measure.Check(err)
-			mib, err := measure.PeakRSSMiB(p)
-			measure.Check(err)
-			measure.AppendRows(*results, measure.Figure(fmt.Sprintf("gateway, tuned, %d routes", *routes), "peak RSS "+name, mib, " MiB", 150, false))
-		}
+	for _, p := range measure.Processes(*pids) {
+		mib, err := measure.PeakRSSMiB(p.PID)
+		measure.Check(err)
+		measure.AppendRows(*results, measure.Figure(fmt.Sprintf("gateway, tuned, %d routes", *routes), "peak RSS "+p.Name, mib, " MiB", 150, false))
 	}
 }
 

@@ -235,6 +235,25 @@ func KV(s string) [][2]string {
 	return out
 }
 
+// Process is one process the bench measures, by name.
+type Process struct {
+	Name string
+	PID  int
+}
+
+// Processes parses lists of name=pid, in order.
+func Processes(lists ...string) []Process {
+	var out []Process
+	for _, l := range lists {
+		for _, kv := range KV(l) {
+			pid, err := strconv.Atoi(kv[1])
+			Check(err)
+			out = append(out, Process{Name: kv[0], PID: pid})
+		}
+	}
+	return out
+}
+
 // PeakRSSMiB is the peak resident set (VmHWM) of a process in MiB.
 func PeakRSSMiB(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

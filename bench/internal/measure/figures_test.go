@@ -135,3 +135,16 @@ apiserver_request_total{code="200",resource="leases",verb="GET"} 0.5
 		t.Fatalf("RequestMix = %q, want %q", got, want)
 	}
 }
+
+func TestProcesses(t *testing.T) {
+	got := Processes("apiserver=10, etcd=11", "", "helm=12")
+	want := []Process{{"apiserver", 10}, {"etcd", 11}, {"helm", 12}}
+	if len(got) != len(want) {
+		t.Fatalf("Processes = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Processes = %v, want %v", got, want)
+		}
+	}
+}
