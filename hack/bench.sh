@@ -10,10 +10,12 @@
 #                         route-conflicts (default 5000; 0 skips the gateway)
 #
 # For each setting (the controllers' defaults, then TUNED) and size, on a
-# fresh control plane: the raw capacity (N HelmReleases created directly by
-# 16 unthrottled workers), the pipeline (N instances -> N HelmReleases and
-# status), write efficiency 3*T_raw/T, writes per instance, peak RSS, then a
-# restart of the helm controller over the settled instances. Then two helm
+# fresh control plane: the pipeline's requests sent by the bench alone before
+# the helm controller starts (T_direct), the raw capacity (N HelmReleases
+# created directly by 16 unthrottled workers), the pipeline (N instances -> N
+# HelmReleases and status), write efficiency 3*T_raw/T beside the requests'
+# own 3*T_raw/T_direct, writes per instance, peak RSS, then a restart of the
+# helm controller over the settled instances. Then two helm
 # shards (--watch-label-selector) splitting N instances, and the gateway
 # controllers at the tuned settings. BENCH_SETTINGS="defaults tuned shards
 # gateway" picks the parts.
@@ -66,6 +68,10 @@ pipeline() {
   log "bench: ${setting}, N=${n}, controller args: ${args:-(none: the defaults)}"
   fresh
   CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
+  # The pipeline's requests alone, sent by the bench before the helm
+  # controller runs: the most any controller could reach here.
+  bench --phase direct --setting "${setting}" --n "${n}" --backend-kubeconfig "${DIR}/helm.kubeconfig" \
+    --direct-out "${DIR}/direct.seconds" --pids "appdef=$(pid appdef)" --cpu "$(plane)"
   CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm helm $((CPB + 4)) \
     --pprof-bind-address "127.0.0.1:$((CPB + 10))"
   # Where the time goes: a CPU profile of the helm controller during the pipeline.
@@ -74,7 +80,8 @@ pipeline() {
   # controllers.sh gives the i-th named controller metrics port base+2i.
   bench --phase pipeline --setting "${setting}" --target "${target}" --n "${n}" \
     --pprof "http://127.0.0.1:$((CPB + 10))" --pprof-out "${prof}" \
-    --metrics "appdef=$(m $((CPB + 2))),helm=$(m $((CPB + 4)))" --pids "appdef=$(pid appdef),helm=$(pid helm)" --cpu "$(plane)"
+    --metrics "appdef=$(m $((CPB + 2))),helm=$(m $((CPB + 4)))" --pids "appdef=$(pid appdef),helm=$(pid helm)" --cpu "$(plane)" \
+    --direct "$(cat "${DIR}/direct.seconds")"
   # Restart the helm controller over the settled instances.
   local p; p=$(pid helm)
   kill -TERM -- "-${p}" 2>/dev/null || kill -TERM "${p}"

@@ -16,6 +16,15 @@
 //     status write; the events the controller records, one per created
 //     backing object, are reported beside it) and peak RSS per controller.
 //
+// Phase direct (--phase=direct, before hack/bench.sh starts the helm
+// controller): T_direct, the time 16 unthrottled workers take to send, for N
+// instances, the requests the pipeline makes of the API server, one instance
+// after another and with no controller: the tenant's create, then as the
+// helm controller's identity the HelmRelease create, the status write and the
+// Created event. With T_raw from the pipeline phase it gives the write
+// efficiency of the requests alone, 3*T_raw/T_direct: the most any controller
+// could reach on this machine, since the requests alone cost that much.
+//
 // Phase restart (--phase=restart, after hack/bench.sh restarted the helm
 // controller over the settled instances): the time from the restart until
 // the controller has reconciled every instance with an empty queue, and its
@@ -41,6 +50,9 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,7 +72,7 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
-	phase      = flag.String("phase", "pipeline", "pipeline or restart")
+	phase      = flag.String("phase", "pipeline", "direct, pipeline or restart")
 	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
 	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
@@ -74,9 +86,16 @@ var (
 	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
 	pprofURL   = flag.String("pprof", "", "pipeline phase: the instance controller's pprof base URL, profiled for 20s from the pipeline's start")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
+	backend    = flag.String("backend-kubeconfig", "", "direct phase: kubeconfig of the helm controller's identity")
+	directOut  = flag.String("direct-out", "", "direct phase: write T_direct, in seconds, to this file")
+	directT    = flag.Float64("direct", 0, "pipeline phase: T_direct in seconds, from the direct phase (0: none)")
 )
 
-const ns = "bench-ctrl"
+// The namespaces of the pipeline's instances and of the direct phase's.
+const (
+	ns       = "bench-ctrl"
+	directNS = "bench-direct"
+)
 
 var benchGVK = schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1alpha1", Kind: "Bench"}
 
@@ -87,6 +106,8 @@ func main() {
 	ctx := context.Background()
 	label := fmt.Sprintf("%s N=%d", *setting, *n)
 	switch *phase {
+	case "direct":
+		direct(ctx, c, label)
 	case "pipeline":
 		pipeline(ctx, c, scheme, label)
 	case "restart":
@@ -96,8 +117,10 @@ func main() {
 	}
 }
 
-func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
-	for _, name := range []string{"bench-raw", ns} {
+// setup creates the bench's namespaces and its definition, and waits until
+// the definition is served.
+func setup(ctx context.Context, c client.Client) {
+	for _, name := range []string{"bench-raw", ns, directNS} {
 		_ = c.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}})
 	}
@@ -115,6 +138,10 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		d := &cozyv1alpha1.ApplicationDefinition{}
 		return c.Get(ctx, types.NamespacedName{Name: "bench"}, d) == nil && meta.IsStatusConditionTrue(d.Status.Conditions, "Ready")
 	})
+}
+
+func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
+	setup(ctx, c)
 	fmt.Printf("== %s: %d instances, %d unthrottled client workers, etcd on tmpfs\n", label, *n, *workers)
 
 	// Raw capacity: HelmReleases like the controller's, created directly.
@@ -165,12 +192,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	cpuBefore = cpuTimes()
 	start = time.Now()
 	measure.Parallel(*n, *workers, func(i int) {
-		md := map[string]any{"name": fmt.Sprintf("app-%05d", i), "namespace": ns}
-		if *shards > 0 {
-			md["labels"] = map[string]any{"cozystack.io/shard": fmt.Sprintf("s%d", i%*shards)}
-		}
-		measure.Check(c.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": benchGVK.GroupVersion().String(), "kind": benchGVK.Kind, "metadata": md, "spec": map[string]any{}}}))
+		measure.Check(c.Create(ctx, instance(i, ns)))
 		created.Add(1)
 	})
 	w.wait(int64(*n), 60*time.Minute)
@@ -200,14 +222,22 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		measure.Report(label, "raw creates T_raw", fmt.Sprintf("%.1fs", raw.Seconds())),
 		measure.Report(label, "pipeline T", fmt.Sprintf("%.1fs", total.Seconds())),
 		measure.Figure(label, "write efficiency 3*T_raw/T", measure.Efficiency(3, raw, total), "", *target, true),
+	}
+	if *directT > 0 {
+		d := time.Duration(*directT * float64(time.Second))
+		rows = append(rows,
+			measure.Report(label, "requests alone T_direct", fmt.Sprintf("%.1fs", d.Seconds())),
+			measure.Report(label, "requests alone 3*T_raw/T_direct", fmt.Sprintf("%.2f", measure.Efficiency(3, raw, d))),
+			measure.Report(label, "pipeline against the requests alone T_direct/T", fmt.Sprintf("%.2f", d.Seconds()/total.Seconds())))
+	}
+	rows = append(rows,
 		measure.Figure(label, "controller writes per instance, events aside", (float64(after-before)-events)/float64(*n), "", 2, false),
 		measure.Report(label, "events per instance", fmt.Sprintf("%.2f", events/float64(*n))),
 		measure.Figure(label, "APF rejections", delta("apiserver_flowcontrol_rejected_requests_total", nil), "", 0, false),
 		measure.Report(label, "API server mean write latency", strings.Join(lat, ", ")),
 		measure.Report(label, "API requests per instance, watches aside", measure.RequestMix(apiBefore, apiAfter, *n)),
 		measure.Report(label, "CPU seconds during the raw creates", cpuRaw),
-		measure.Report(label, "CPU seconds during the pipeline", cpuPipeline),
-	}
+		measure.Report(label, "CPU seconds during the pipeline", cpuPipeline))
 	for _, kv := range ctrls {
 		s, err := measure.Scrape(kv[1])
 		measure.Check(err)
@@ -299,16 +329,125 @@ func apiserverProfile(ctx context.Context, out string, d time.Duration) {
 // server's alone.
 func rawRelease(i int) *helmv2.HelmRelease {
 	name := fmt.Sprintf("app-%05d", i)
+	return release(name, "bench-raw", map[string]string{
+		"bench.cozystack.io/application.kind": "Raw", "bench.cozystack.io/application.group": "apps.cozystack.io",
+		"bench.cozystack.io/application.name": name})
+}
+
+// release is the HelmRelease the helm controller makes of the bench's
+// instance name (docs/helm-backend.md): the definition's prefix and chart, the
+// instance's values with the schema's default, and the annotation with the
+// hash of what was applied (a placeholder of the hash's length). The caller adds the labels and, for the controller's shape, the
+// owner reference.
+func release(name, namespace string, labels map[string]string) *helmv2.HelmRelease {
+	retry, timeout := &metav1.Duration{Duration: 30 * time.Second}, &metav1.Duration{Duration: 10 * time.Minute}
+	onFailure := string(helmv2.ActionStrategyRetryOnFailure)
 	return &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: "b-" + name, Namespace: "bench-raw", Labels: map[string]string{
-			"bench.cozystack.io/application.kind": "Raw", "bench.cozystack.io/application.group": "apps.cozystack.io",
-			"bench.cozystack.io/application.name": name, "sharding.fluxcd.io/key": "tenants"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "b-" + name, Namespace: namespace, Labels: labels,
+			Annotations: map[string]string{"cozystack.io/applied-hash.cozystack-helm": strings.Repeat("0", 24)}},
 		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: 5 * time.Minute}, MaxHistory: ptr(5),
 			ChartRef:   &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"},
+			Values:     &apiextensionsv1.JSON{Raw: []byte(`{"replicas":1}`)},
 			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: "cozystack-values"}},
-			Install:    &helmv2.Install{Timeout: &metav1.Duration{Duration: 10 * time.Minute}},
-			Upgrade:    &helmv2.Upgrade{Timeout: &metav1.Duration{Duration: 10 * time.Minute}}},
+			Install:    &helmv2.Install{Timeout: timeout, Strategy: &helmv2.InstallStrategy{Name: onFailure, RetryInterval: retry}},
+			Upgrade:    &helmv2.Upgrade{Timeout: timeout, Strategy: &helmv2.UpgradeStrategy{Name: onFailure, RetryInterval: retry}}},
 	}
+}
+
+// instance is the i-th instance a tenant creates in namespace.
+func instance(i int, namespace string) *unstructured.Unstructured {
+	md := map[string]any{"name": fmt.Sprintf("app-%05d", i), "namespace": namespace}
+	if *shards > 0 {
+		md["labels"] = map[string]any{"cozystack.io/shard": fmt.Sprintf("s%d", i%*shards)}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": benchGVK.GroupVersion().String(), "kind": benchGVK.Kind, "metadata": md, "spec": map[string]any{}}}
+}
+
+// direct sends, for each of N instances in turn, the requests the pipeline
+// makes of the API server, with no controller: the tenant's create, then as
+// the helm controller's identity the HelmRelease (labels and owner reference
+// as the controller sets them), the status the controller's first reconcile
+// writes, and its Created event. Then it deletes what it made, so the
+// pipeline runs on the same store size, and writes T_direct to --direct-out.
+func direct(ctx context.Context, c client.Client, label string) {
+	if *backend == "" || *directOut == "" {
+		measure.Check(fmt.Errorf("the direct phase needs --backend-kubeconfig and --direct-out"))
+	}
+	setup(ctx, c)
+	cfg, _, bc := measure.Client(*backend, -1, 0, helmv2.AddToScheme)
+	events, err := kubernetes.NewForConfig(cfg)
+	measure.Check(err)
+	host, _ := os.Hostname()
+	fmt.Printf("== %s: the pipeline's requests alone, %d instances, %d unthrottled client workers\n", label, *n, *workers)
+	measure.Quiet("the direct requests")
+	var done atomic.Int64
+	stop := progress("direct", func() string { return fmt.Sprintf("%d/%d instances", done.Load(), *n) })
+	cpuBefore := cpuTimes()
+	start := time.Now()
+	measure.Parallel(*n, *workers, func(i int) {
+		inst := instance(i, directNS)
+		measure.Check(c.Create(ctx, inst))
+		name := inst.GetName()
+		hr := release(name, directNS, map[string]string{"apps.cozystack.io/application.kind": benchGVK.Kind,
+			"apps.cozystack.io/application.group": benchGVK.Group, "apps.cozystack.io/application.name": name})
+		hr.OwnerReferences = []metav1.OwnerReference{{APIVersion: benchGVK.GroupVersion().String(), Kind: benchGVK.Kind,
+			Name: name, UID: inst.GetUID(), Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+		measure.Check(bc.Create(ctx, hr, client.FieldOwner("cozystack-helm-create")))
+		now := metav1.Now().UTC().Format(time.RFC3339)
+		waiting := "waiting for helm-controller to report on HelmRelease " + hr.Name
+		cond := func(t, status string) map[string]any {
+			return map[string]any{"type": t, "status": status, "reason": "Progressing", "message": waiting,
+				"observedGeneration": int64(1), "lastTransitionTime": now}
+		}
+		inst.Object["status"] = map[string]any{
+			"backend": map[string]any{"apiVersion": helmv2.GroupVersion.String(), "kind": "HelmRelease", "name": hr.Name, "type": "Helm"},
+			"conditions":         []any{cond("Ready", "Unknown"), cond("Reconciling", "True")},
+			"observedGeneration": int64(1),
+		}
+		measure.Check(bc.Status().Update(ctx, inst))
+		_, err := events.EventsV1().Events(directNS).Create(ctx, &eventsv1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", name, time.Now().UnixNano()), Namespace: directNS},
+			EventTime:  metav1.NowMicro(), Type: "Normal", Reason: "Created", Action: "Apply",
+			Note:                "created HelmRelease " + hr.Name,
+			ReportingController: "cozystack-helm", ReportingInstance: "cozystack-helm-" + host,
+			Regarding: corev1.ObjectReference{APIVersion: benchGVK.GroupVersion().String(), Kind: benchGVK.Kind,
+				Namespace: directNS, Name: name, UID: inst.GetUID(), ResourceVersion: inst.GetResourceVersion()},
+		}, metav1.CreateOptions{})
+		measure.Check(err)
+		done.Add(1)
+	})
+	t := time.Since(start)
+	stop()
+	cpuDirect := cpuUse(cpuBefore, t)
+	fmt.Printf("  direct: %d instances' requests in %.1fs (%.0f/s)\n", *n, t.Seconds(), float64(*n)/t.Seconds())
+	measure.AppendRows(*results,
+		measure.Report(label, "CPU seconds during the requests alone", cpuDirect))
+	measure.Check(os.WriteFile(*directOut, []byte(strconv.FormatFloat(t.Seconds(), 'f', 3, 64)), 0o644))
+
+	// Drop what the phase made (as an administrator: a tenant may not delete
+	// backing objects) and wait until the instances and releases are gone.
+	for _, l := range []client.ObjectList{
+		list(benchGVK.GroupVersion().WithKind("BenchList")), list(helmv2.GroupVersion.WithKind("HelmReleaseList")),
+		list(eventsv1.SchemeGroupVersion.WithKind("EventList")),
+	} {
+		gvk := l.GetObjectKind().GroupVersionKind()
+		o := &metav1.PartialObjectMetadata{}
+		o.SetGroupVersionKind(gvk.GroupVersion().WithKind(strings.TrimSuffix(gvk.Kind, "List")))
+		if err := c.DeleteAllOf(ctx, o, client.InNamespace(directNS)); err != nil && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
+			measure.Check(err)
+		}
+		measure.WaitFor("the direct phase's "+gvk.Kind+" to go", 10*time.Minute, func() bool {
+			return c.List(ctx, l, client.InNamespace(directNS), client.Limit(1)) == nil && meta.LenList(l) == 0
+		})
+	}
+}
+
+// list is an empty metadata-only list of gvk.
+func list(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(gvk)
+	return l
 }
 
 func ptr[T any](v T) *T { return &v }
