@@ -401,7 +401,7 @@ func direct(ctx context.Context, c client.Client, label string) {
 				"observedGeneration": int64(1), "lastTransitionTime": now}
 		}
 		inst.Object["status"] = map[string]any{
-			"backend": map[string]any{"apiVersion": helmv2.GroupVersion.String(), "kind": "HelmRelease", "name": hr.Name, "type": "Helm"},
+			"backend":            map[string]any{"apiVersion": helmv2.GroupVersion.String(), "kind": "HelmRelease", "name": hr.Name, "type": "Helm"},
 			"conditions":         []any{cond("Ready", "Unknown"), cond("Reconciling", "True")},
 			"observedGeneration": int64(1),
 		}
