@@ -337,8 +337,8 @@ func rawRelease(i int) *helmv2.HelmRelease {
 // release is the HelmRelease the helm controller makes of the bench's
 // instance name (docs/helm-backend.md): the definition's prefix and chart, the
 // instance's values with the schema's default, and the annotation with the
-// hash of what was applied (a placeholder of the hash's length). The caller adds the labels and, for the controller's shape, the
-// owner reference.
+// hash of what was applied (a placeholder of the hash's length). The caller
+// adds the labels and, for the controller's shape, the owner reference.
 func release(name, namespace string, labels map[string]string) *helmv2.HelmRelease {
 	retry, timeout := &metav1.Duration{Duration: 30 * time.Second}, &metav1.Duration{Duration: 10 * time.Minute}
 	onFailure := string(helmv2.ActionStrategyRetryOnFailure)
