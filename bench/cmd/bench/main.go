@@ -158,17 +158,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	raw, cpuRaw := timed("raw creates", "HelmReleases", func(i int) { measure.Check(c.Create(ctx, rawRelease(i))) })
 	fmt.Printf("  raw: %d HelmReleases in %.1fs (%.0f/s)\n", *n, raw.Seconds(), float64(*n)/raw.Seconds())
 	// They are not ours: drop them so the pipeline runs on the same store size.
-	// A busy server may answer with a timeout while it keeps deleting: wait
-	// until they are gone either way.
-	if err := c.DeleteAllOf(ctx, &helmv2.HelmRelease{}, client.InNamespace("bench-raw")); err != nil &&
-		!apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
-		measure.Check(err)
-	}
-	measure.WaitFor("the raw HelmReleases to go", 10*time.Minute, func() bool {
-		l := &metav1.PartialObjectMetadataList{}
-		l.SetGroupVersionKind(helmv2.GroupVersion.WithKind("HelmReleaseList"))
-		return c.List(ctx, l, client.InNamespace("bench-raw"), client.Limit(1)) == nil && len(l.Items) == 0
-	})
+	deleteAll(ctx, c, helmv2.GroupVersion.WithKind("HelmRelease"), "bench-raw")
 
 	ctrls := measure.KV(*metrics)
 	w := newWatcher(ctx, scheme)
@@ -416,28 +406,30 @@ func direct(ctx context.Context, c client.Client, label string) {
 	measure.Check(os.WriteFile(*directOut, []byte(strconv.FormatFloat(t.Seconds(), 'f', 3, 64)), 0o644))
 
 	// Drop what the phase made (as an administrator: a tenant may not delete
-	// backing objects) and wait until the instances and releases are gone.
-	for _, l := range []client.ObjectList{
-		list(benchGVK.GroupVersion().WithKind("BenchList")), list(helmv2.GroupVersion.WithKind("HelmReleaseList")),
-		list(eventsv1.SchemeGroupVersion.WithKind("EventList")),
-	} {
-		gvk := l.GetObjectKind().GroupVersionKind()
-		o := &metav1.PartialObjectMetadata{}
-		o.SetGroupVersionKind(gvk.GroupVersion().WithKind(strings.TrimSuffix(gvk.Kind, "List")))
-		if err := c.DeleteAllOf(ctx, o, client.InNamespace(directNS)); err != nil && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
-			measure.Check(err)
-		}
-		measure.WaitFor("the direct phase's "+gvk.Kind+" to go", 10*time.Minute, func() bool {
-			return c.List(ctx, l, client.InNamespace(directNS), client.Limit(1)) == nil && meta.LenList(l) == 0
-		})
+	// backing objects).
+	for _, kind := range []schema.GroupVersionKind{benchGVK, helmv2.GroupVersion.WithKind("HelmRelease"),
+		eventsv1.SchemeGroupVersion.WithKind("Event")} {
+		deleteAll(ctx, c, kind, directNS)
 	}
 }
 
-// list is an empty metadata-only list of gvk.
-func list(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadataList {
+// deleteAll deletes every object of kind in namespace and waits until none is
+// left. The API server gives a collection delete up at its request timeout,
+// which thousands of objects outlast: it is asked again until none is left.
+func deleteAll(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string) {
 	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(gvk)
-	return l
+	l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+	o := &metav1.PartialObjectMetadata{}
+	o.SetGroupVersionKind(kind)
+	measure.WaitFor(namespace+"'s "+kind.Kind+" objects to go", 10*time.Minute, func() bool {
+		if c.List(ctx, l, client.InNamespace(namespace), client.Limit(1)) == nil && len(l.Items) == 0 {
+			return true
+		}
+		if err := c.DeleteAllOf(ctx, o, client.InNamespace(namespace)); err != nil && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
+			measure.Check(err)
+		}
+		return false
+	})
 }
 
 func ptr[T any](v T) *T { return &v }
