@@ -132,5 +132,32 @@ func Check(err error) {
 // says how long it waited.
 func Quiet(what string) {
 	waited, busy := WaitQuiet(0.15, time.Minute)
-	fmt.Printf("  quiet before %s: %.0f%% of the CPU busy after %.0fs\n", what, 100*busy, waited.Seconds())
+	fmt.Printf("  quiet before %s: %.0f%% of the CPU busy after %.0fs; one core's speed: %.0f decodes/s\n",
+		what, 100*busy, waited.Seconds(), CoreSpeed(time.Second))
+}
+
+// probeDoc is the fixed JSON document CoreSpeed decodes.
+var probeDoc = func() []byte {
+	doc := map[string]any{}
+	for i := range 50 {
+		doc[fmt.Sprintf("key%d", i)] = map[string]any{"n": i, "s": "a string value of some length", "l": []any{1, 2, 3, "x"}}
+	}
+	b, err := json.Marshal(doc)
+	Check(err)
+	return b
+}()
+
+// CoreSpeed is how many times one goroutine decodes a fixed JSON document
+// per second over d: the speed of one of the machine's cores at that moment.
+// On a shared virtual machine it moves by a third or more within a minute
+// with nothing else running, and every phase's time moves with it.
+func CoreSpeed(d time.Duration) float64 {
+	n := 0
+	start := time.Now()
+	for time.Since(start) < d {
+		var v map[string]any
+		Check(json.Unmarshal(probeDoc, &v))
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds()
 }
