@@ -56,7 +56,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -452,19 +451,25 @@ func direct(ctx context.Context, c client.Client, label string) {
 }
 
 // deleteAll deletes every object of kind in namespace and waits until none is
-// left. The API server gives a collection delete up at its request timeout,
-// which thousands of objects outlast: it is asked again until none is left.
+// left. A collection delete of thousands of objects outlasts the API server's
+// request timeout, which then gives it up (a Timeout status, or the stream
+// reset), so the bench deletes a page of 1,000 at a time and asks again after
+// an error, until none is left; an error that persists shows when the wait
+// runs out.
 func deleteAll(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string) {
 	l := &metav1.PartialObjectMetadataList{}
 	l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
 	o := &metav1.PartialObjectMetadata{}
 	o.SetGroupVersionKind(kind)
-	measure.WaitFor(namespace+"'s "+kind.Kind+" objects to go", 10*time.Minute, func() bool {
+	var last error
+	what := namespace + "'s " + kind.Kind + " objects to go"
+	measure.WaitFor(what, 10*time.Minute, func() bool {
 		if c.List(ctx, l, client.InNamespace(namespace), client.Limit(1)) == nil && len(l.Items) == 0 {
 			return true
 		}
-		if err := c.DeleteAllOf(ctx, o, client.InNamespace(namespace)); err != nil && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
-			measure.Check(err)
+		if err := c.DeleteAllOf(ctx, o, &client.DeleteAllOfOptions{ListOptions: client.ListOptions{Namespace: namespace, Limit: 1000}}); err != nil && (last == nil || err.Error() != last.Error()) {
+			fmt.Fprintf(os.Stderr, "  .. waiting for %s, asking again after: %v\n", what, err)
+			last = err
 		}
 		return false
 	})
