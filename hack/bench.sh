@@ -12,8 +12,8 @@
 # For each setting (the controllers' defaults, then TUNED) and size, on a
 # fresh control plane: the pipeline's requests sent by the bench alone before
 # the helm controller starts (T_direct), the raw capacity (N HelmReleases
-# created directly by 16 unthrottled workers), the pipeline (N instances -> N
-# HelmReleases and status), write efficiency 3*T_raw/T beside the requests'
+# created directly by 16 unthrottled workers, before the pipeline and after
+# it), the pipeline (N instances -> N HelmReleases and status), write efficiency 3*T_raw/T beside the requests'
 # own 3*T_raw/T_direct, writes per instance, peak RSS, then a restart of the
 # helm controller over the settled instances. Then two helm
 # shards (--watch-label-selector) splitting N instances, and the gateway
