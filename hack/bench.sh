@@ -11,11 +11,12 @@
 #
 # For each setting (the controllers' defaults, then TUNED) and size, on a
 # fresh control plane: the pipeline's requests sent by the bench alone before
-# the helm controller starts (T_direct), the raw capacity (N HelmReleases
-# created directly by 16 unthrottled workers, before the pipeline and after
-# it), the pipeline (N instances -> N HelmReleases and status), write efficiency 3*T_raw/T beside the requests'
-# own 3*T_raw/T_direct, writes per instance, peak RSS, then a restart of the
-# helm controller over the settled instances. Then two helm
+# the helm controller starts (T_direct); in rounds taken in turns, the raw
+# capacity (HelmReleases created directly by 16 unthrottled workers) and the
+# pipeline (instances -> HelmReleases and status), N of each in all; write
+# efficiency 3*T_raw/T beside the requests' own 3*T_raw/T_direct, writes per
+# instance, peak RSS, then a restart of the helm controller over the settled
+# instances. Then two helm
 # shards (--watch-label-selector) splitting N instances, and the gateway
 # controllers at the tuned settings. BENCH_SETTINGS="defaults tuned shards
 # gateway" picks the parts.
@@ -91,12 +92,12 @@ pipeline() {
   bench --phase restart --setting "${setting}" --n "${n}" --metrics "helm=$(m $((CPB + 20)))" \
     --pids "helm-restarted=$(pid helm-restarted)" --since "${since}"
   if [[ -s "${prof}" ]]; then
-    echo "  CPU profile of the helm controller (20s of the pipeline): ${prof}; top functions:"
+    echo "  CPU profile of the helm controller (the pipeline's middle round): ${prof}; top functions:"
     (cd "${ROOT}/controllers/helm" && go tool pprof -top -nodecount=12 "${BIN}/controller-helm" "${prof}" 2>/dev/null | sed -n '4,18p' | sed 's/^/    /')
   fi
   local aprof="${prof%.helm.cpu.pprof}.apiserver.cpu.pprof"
   if [[ -s "${aprof}" ]]; then
-    echo "  CPU profile of the API server (the same 20s): ${aprof}; top functions by cumulative time:"
+    echo "  CPU profile of the API server (the same span): ${aprof}; top functions by cumulative time:"
     (cd "${ROOT}/controllers/helm" && go tool pprof -top -cum -nodecount=25 "${aprof}" 2>/dev/null | sed -n '4,31p' | sed 's/^/    /')
   fi
 }

@@ -3,16 +3,21 @@
 // appdef and helm controllers and the admission policies) and prints each
 // figure with its target and whether it is met.
 //
-// Phase pipeline (--phase=pipeline):
+// Phase pipeline (--phase=pipeline), in rounds (--rounds; one per 400
+// instances, 1 to 10), each of a part of the N instances:
 //
-//   - raw capacity: T_raw, the time 16 unthrottled client workers take to
-//     create N HelmReleases directly on the same API server, the mean of a
-//     pass before the pipeline and one after it;
-//   - pipeline: T, from the first of N instances created (by 16 unthrottled
-//     workers, as tenants would) until every instance has its HelmRelease
-//     and a status written by the controller;
+//   - raw capacity: the time 16 unthrottled client workers take to create
+//     as many HelmReleases directly on the same API server;
+//   - pipeline: the time from the first of the round's instances created
+//     (by 16 unthrottled workers, as tenants would) until every one has its
+//     HelmRelease and a status written by the controller;
+//   - the two in turns (raw first in one round, the pipeline first in the
+//     next), each once the machine is quiet; T_raw and T are the sums over
+//     the rounds, so both sides see the same moments of a machine whose
+//     speed moves within tens of seconds (measure.CoreSpeed);
 //   - write efficiency 3*T_raw/T: the pipeline needs three writes per
-//     instance (the tenant's create, the HelmRelease, one status write);
+//     instance (the tenant's create, the HelmRelease, one status write); each
+//     round's own efficiency is reported beside it, as the spread;
 //   - controller writes per instance (target 2: the backing object and one
 //     status write; the events the controller records, one per created
 //     backing object, are reported beside it) and peak RSS per controller.
@@ -31,8 +36,7 @@
 // the controller has reconciled every instance with an empty queue, and its
 // writes meanwhile (target 0).
 //
-// T_raw and T come from the same run, so a busy machine slows both sides;
-// before each phase the bench prints one core's speed at that moment
+// Before each timed part the bench prints one core's speed at that moment
 // (measure.CoreSpeed), which on a shared virtual machine moves by itself.
 package main
 
@@ -45,7 +49,7 @@ import (
 	"net/http"
 	"os"
 	goruntime "runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +96,7 @@ var (
 	backend    = flag.String("backend-kubeconfig", "", "direct phase: kubeconfig of the helm controller's identity")
 	directOut  = flag.String("direct-out", "", "direct phase: write T_direct, in seconds, to this file")
 	directT    = flag.Float64("direct", 0, "pipeline phase: T_direct in seconds, from the direct phase (0: none)")
+	rounds     = flag.Int("rounds", 0, "pipeline phase: rounds of raw creates and of the pipeline, in turns (0: one per 400 instances, 1 to 10)")
 )
 
 // The namespaces of the pipeline's instances and of the direct phase's.
@@ -155,54 +160,100 @@ func setup(ctx context.Context, c client.Client) {
 
 func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
 	setup(ctx, c)
-	fmt.Printf("== %s: %d instances, %d unthrottled client workers, etcd on tmpfs\n", label, *n, *workers)
-
-	// Raw capacity: HelmReleases like the controller's, created directly,
-	// once before the pipeline and once after it (see rawPass).
-	rawBefore, cpuRaw := rawPass(ctx, c, "before the pipeline")
+	r := *rounds
+	if r == 0 {
+		r = measure.RoundsFor(*n)
+	}
+	parts := measure.Rounds(*n, r)
+	fmt.Printf("== %s: %d instances in %d rounds, each a round of raw creates and a round of the pipeline in turns; %d unthrottled client workers, etcd on tmpfs\n",
+		label, *n, len(parts), *workers)
 
 	ctrls := measure.KV(*metrics)
 	w := newWatcher(ctx, scheme)
-	measure.Quiet("the pipeline")
 	before := writes(ctrls)
-	apiBefore := apiserverMetrics(ctx)
-	var created atomic.Int64
-	stop := progress("pipeline", func() string {
-		return fmt.Sprintf("%d/%d instances created, %d statuses", created.Load(), *n, w.statuses.Load())
-	})
-	var profiled sync.WaitGroup
-	if *pprofURL != "" && *pprofOut != "" {
-		profiled.Add(2)
-		go func() { defer profiled.Done(); cpuProfile(*pprofURL, *pprofOut, 20*time.Second) }()
-		go func() {
-			defer profiled.Done()
-			apiserverProfile(ctx, strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", 20*time.Second)
-		}()
+	var (
+		api                     []measure.Sample // the API server's counters over the pipeline's rounds
+		rawCPU, pipeCPU, settle measure.Tally
+		rawT, total, shortest   time.Duration
+		perRound                []float64
+		created                 atomic.Int64
+		profiled                sync.WaitGroup
+	)
+	for k, part := range parts {
+		lo, hi := part[0], part[1]
+		round := fmt.Sprintf("round %d/%d", k+1, len(parts))
+		var dr, dp time.Duration
+		// Raw capacity: HelmReleases like the controller's, created directly
+		// (the controllers neither cache nor reconcile them).
+		raw := func() {
+			dr = timed("raw creates, "+round, "HelmReleases", hi-lo, &rawCPU, func(i int) { measure.Check(c.Create(ctx, rawRelease(lo+i))) })
+		}
+		pipe := func() {
+			what := "pipeline, " + round
+			measure.Quiet(what)
+			apiBefore := apiserverMetrics(ctx)
+			stop := progress(what, func() string {
+				return fmt.Sprintf("%d/%d instances created, %d statuses", created.Load(), *n, w.statuses.Load())
+			})
+			if k == len(parts)/2 && *pprofURL != "" && *pprofOut != "" {
+				d := profileSpan(shortest)
+				fmt.Printf("  profiling the helm controller and the API server for %.0fs of this round\n", d.Seconds())
+				profiled.Add(2)
+				go func() { defer profiled.Done(); cpuProfile(*pprofURL, *pprofOut, d) }()
+				go func() {
+					defer profiled.Done()
+					apiserverProfile(ctx, strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
+				}()
+			}
+			cpuBefore := cpuTimes()
+			start := time.Now()
+			measure.Parallel(hi-lo, *workers, func(i int) {
+				measure.Check(c.Create(ctx, instance(lo+i, ns)))
+				created.Add(1)
+			})
+			w.wait(int64(hi), 60*time.Minute)
+			dp = time.Since(start)
+			cpuEnd := cpuTimes()
+			stop()
+			pipeCPU.Add(cpuBefore, cpuEnd, dp)
+			// What the round leaves running after its last status (the
+			// reconciles of the controller's own status writes, the garbage
+			// collector's bookkeeping) is outside T; it is tallied apart.
+			waited, _ := measure.WaitQuiet(0.15, time.Minute)
+			settle.Add(cpuEnd, cpuTimes(), waited)
+			api = measure.AddDelta(api, apiBefore, apiserverMetrics(ctx))
+		}
+		// In turns (raw first in one round, the pipeline first in the
+		// next), so that neither side always follows the other.
+		if k%2 == 0 {
+			raw()
+			pipe()
+		} else {
+			pipe()
+			raw()
+		}
+		rawT += dr
+		total += dp
+		if shortest == 0 || dp < shortest {
+			shortest = dp
+		}
+		perRound = append(perRound, measure.Efficiency(3, dr, dp))
+		fmt.Printf("  %s: %d HelmReleases created directly in %.1fs, %d instances -> HelmReleases and status in %.1fs: %.2f\n",
+			round, hi-lo, dr.Seconds(), hi-lo, dp.Seconds(), perRound[k])
 	}
-	cpuBefore := cpuTimes()
-	start := time.Now()
-	measure.Parallel(*n, *workers, func(i int) {
-		measure.Check(c.Create(ctx, instance(i, ns)))
-		created.Add(1)
-	})
-	w.wait(int64(*n), 60*time.Minute)
-	total := time.Since(start)
-	stop()
-	cpuPipeline := cpuUse(cpuBefore, total)
 	releases := countReleases(ctx, c)
 	if *pprofURL != "" && *pprofOut != "" {
 		// What the controller holds with every instance in place.
 		profile(*pprofURL+"/debug/pprof/heap?gc=1", strings.TrimSuffix(*pprofOut, ".cpu.pprof")+".heap.pprof")
 	}
-	fmt.Printf("  pipeline: %d instances -> HelmReleases and status in %.1fs (%.0f/s)\n", *n, total.Seconds(), float64(*n)/total.Seconds())
+	fmt.Printf("  raw creates: %d HelmReleases in %.1fs (%.0f/s); pipeline: %d instances -> HelmReleases and status in %.1fs (%.0f/s)\n",
+		*n, rawT.Seconds(), float64(*n)/rawT.Seconds(), *n, total.Seconds(), float64(*n)/total.Seconds())
 	if releases != *n {
 		measure.Check(fmt.Errorf("every instance has a status but %s holds %d HelmReleases, not %d: see the instances' conditions", ns, releases, *n))
 	}
 	after := settledWrites(ctrls)
-	apiAfter := apiserverMetrics(ctx)
-	delta := func(name string, match map[string]string) float64 {
-		return measure.Sum(apiAfter, name, match) - measure.Sum(apiBefore, name, match)
-	}
+	deleteAll(ctx, c, helmv2.GroupVersion.WithKind("HelmRelease"), "bench-raw")
+	delta := func(name string, match map[string]string) float64 { return measure.Sum(api, name, match) }
 	events := delta("apiserver_request_total", map[string]string{"verb": "POST", "resource": "events"})
 	var lat []string
 	for _, verb := range []string{"POST", "PUT", "PATCH", "APPLY"} {
@@ -211,34 +262,31 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 			lat = append(lat, fmt.Sprintf("%s %.0fms", verb, 1000*delta("apiserver_request_duration_seconds_sum", m)/c))
 		}
 	}
-
-	// The second raw pass, once the controllers settled over the pipeline's
-	// objects (they neither cache nor reconcile raw HelmReleases).
-	rawAfter, cpuRawAfter := rawPass(ctx, c, "after the pipeline")
-	raw := (rawBefore + rawAfter) / 2
+	lowest, highest := slices.Min(perRound), slices.Max(perRound)
 	rows := [][]string{
-		measure.Report(label, "raw creates T_raw, mean of two passes", fmt.Sprintf("%.1fs (before the pipeline %.1fs, after %.1fs)",
-			raw.Seconds(), rawBefore.Seconds(), rawAfter.Seconds())),
-		measure.Report(label, "pipeline T", fmt.Sprintf("%.1fs", total.Seconds())),
-		measure.Figure(label, "write efficiency 3*T_raw/T", measure.Efficiency(3, raw, total), "", *target, true),
-		measure.Report(label, "write efficiency against the faster raw pass", fmt.Sprintf("%.2f", measure.Efficiency(3, min(rawBefore, rawAfter), total))),
+		measure.Report(label, "raw creates T_raw, rounds summed", fmt.Sprintf("%.1fs", rawT.Seconds())),
+		measure.Report(label, "pipeline T, rounds summed", fmt.Sprintf("%.1fs", total.Seconds())),
+		measure.Figure(label, "write efficiency 3*T_raw/T", measure.Efficiency(3, rawT, total), "", *target, true),
+		measure.Report(label, "write efficiency of the rounds", fmt.Sprintf("median %.2f of %d (%.2f-%.2f)",
+			measure.Median(perRound), len(perRound), lowest, highest)),
 	}
 	if *directT > 0 {
 		d := time.Duration(*directT * float64(time.Second))
 		rows = append(rows,
 			measure.Report(label, "requests alone T_direct", fmt.Sprintf("%.1fs", d.Seconds())),
-			measure.Report(label, "requests alone 3*T_raw/T_direct", fmt.Sprintf("%.2f", measure.Efficiency(3, raw, d))),
+			measure.Report(label, "requests alone 3*T_raw/T_direct", fmt.Sprintf("%.2f", measure.Efficiency(3, rawT, d))),
 			measure.Report(label, "pipeline against the requests alone T_direct/T", fmt.Sprintf("%.2f", d.Seconds()/total.Seconds())))
 	}
+	cores := goruntime.NumCPU()
 	rows = append(rows,
 		measure.Figure(label, "controller writes per instance, events aside", (float64(after-before)-events)/float64(*n), "", 2, false),
 		measure.Report(label, "events per instance", fmt.Sprintf("%.2f", events/float64(*n))),
 		measure.Figure(label, "APF rejections", delta("apiserver_flowcontrol_rejected_requests_total", nil), "", 0, false),
 		measure.Report(label, "API server mean write latency", strings.Join(lat, ", ")),
-		measure.Report(label, "API requests per instance, watches aside", measure.RequestMix(apiBefore, apiAfter, *n)),
-		measure.Report(label, "CPU seconds during the raw creates before the pipeline", cpuRaw),
-		measure.Report(label, "CPU seconds during the raw creates after the pipeline", cpuRawAfter),
-		measure.Report(label, "CPU seconds during the pipeline", cpuPipeline))
+		measure.Report(label, "API requests per instance, watches aside", measure.RequestMix(nil, api, *n)),
+		measure.Report(label, "CPU seconds during the raw creates", rawCPU.Format(cores)),
+		measure.Report(label, "CPU seconds during the pipeline", pipeCPU.Format(cores)),
+		measure.Report(label, "CPU seconds after the rounds' last statuses", settle.Format(cores)))
 	for _, kv := range ctrls {
 		s, err := measure.Scrape(kv[1])
 		measure.Check(err)
@@ -253,6 +301,17 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	profiled.Wait()
 }
 
+// profileSpan is how long the CPU profiles of the pipeline's middle round
+// last: nine tenths of the shortest round before it, in whole seconds, 1s to
+// 20s (20s when no round came before), so that they cover the round's work
+// and little else.
+func profileSpan(shortest time.Duration) time.Duration {
+	if shortest == 0 {
+		return 20 * time.Second
+	}
+	return min(max((shortest*9/10).Truncate(time.Second), time.Second), 20*time.Second)
+}
+
 // cpuTimes reads the CPU time used so far by each process of --cpu and
 // --pids, and by the bench itself.
 func cpuTimes() map[string]time.Duration {
@@ -263,26 +322,6 @@ func cpuTimes() map[string]time.Duration {
 		out[p.Name] = d
 	}
 	return out
-}
-
-// cpuUse says how much CPU each process used since before, over wall time d,
-// beside what the machine's cores could give in d: where the time went.
-func cpuUse(before map[string]time.Duration, d time.Duration) string {
-	now := cpuTimes()
-	names := make([]string, 0, len(now))
-	for name := range now {
-		names = append(names, name)
-	}
-	sort.Slice(names, func(i, j int) bool { return now[names[i]]-before[names[i]] > now[names[j]]-before[names[j]] })
-	var parts []string
-	var sum time.Duration
-	for _, name := range names {
-		used := now[name] - before[name]
-		sum += used
-		parts = append(parts, fmt.Sprintf("%s %.1f", name, used.Seconds()))
-	}
-	cores := goruntime.NumCPU()
-	return fmt.Sprintf("%s; together %.1f of %d cores x %.1fs = %.1f", strings.Join(parts, ", "), sum.Seconds(), cores, d.Seconds(), float64(cores)*d.Seconds())
 }
 
 // cpuProfile saves a CPU profile of d from a pprof endpoint (errors are
@@ -322,19 +361,6 @@ func apiserverProfile(ctx context.Context, out string, d time.Duration) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "  no API server CPU profile: %v\n", err)
 	}
-}
-
-// rawPass times the raw creates of N HelmReleases, then deletes them (they
-// are not ours). The bench runs one pass before the pipeline and one after:
-// a core's speed on a shared virtual machine moves by a third or more within
-// a minute (measure.CoreSpeed), so one short pass before a longer pipeline
-// can land on a fast or a slow moment; the mean of the two brackets the
-// pipeline's own moments, and the faster pass is reported beside it.
-func rawPass(ctx context.Context, c client.Client, when string) (time.Duration, string) {
-	d, cpu := timed("raw creates "+when, "HelmReleases", func(i int) { measure.Check(c.Create(ctx, rawRelease(i))) })
-	fmt.Printf("  raw %s: %d HelmReleases in %.1fs (%.0f/s)\n", when, *n, d.Seconds(), float64(*n)/d.Seconds())
-	deleteAll(ctx, c, helmv2.GroupVersion.WithKind("HelmRelease"), "bench-raw")
-	return d, cpu
 }
 
 // countReleases counts the HelmReleases of the pipeline's namespace, from
@@ -404,7 +430,8 @@ func direct(ctx context.Context, c client.Client, label string) {
 	measure.Check(err)
 	host, _ := os.Hostname()
 	fmt.Printf("== %s: the pipeline's requests alone, %d instances, %d unthrottled client workers\n", label, *n, *workers)
-	t, cpuDirect := timed("requests alone", "instances", func(i int) {
+	var cpuDirect measure.Tally
+	t := timed("requests alone", "instances", *n, &cpuDirect, func(i int) {
 		inst := instance(i, directNS)
 		measure.Check(c.Create(ctx, inst))
 		name := inst.GetName()
@@ -439,7 +466,7 @@ func direct(ctx context.Context, c client.Client, label string) {
 	})
 	fmt.Printf("  direct: %d instances' requests in %.1fs (%.0f/s)\n", *n, t.Seconds(), float64(*n)/t.Seconds())
 	measure.AppendRows(*results,
-		measure.Report(label, "CPU seconds during the requests alone", cpuDirect))
+		measure.Report(label, "CPU seconds during the requests alone", cpuDirect.Format(goruntime.NumCPU())))
 	measure.Check(os.WriteFile(*directOut, []byte(strconv.FormatFloat(t.Seconds(), 'f', 3, 64)), 0o644))
 
 	// Drop what the phase made (as an administrator: a tenant may not delete
@@ -550,22 +577,24 @@ func settledWrites(ctrls [][2]string) int {
 	return w
 }
 
-// timed runs work for each of the N items on the bench's workers, once the
+// timed runs work for each of count items on the bench's workers, once the
 // machine is quiet, with progress lines of the items done; it returns the wall
-// time and the CPU every process used meanwhile (see cpuUse).
-func timed(what, items string, work func(i int)) (time.Duration, string) {
+// time and adds it, with the CPU every process used meanwhile, to tally.
+func timed(what, items string, count int, tally *measure.Tally, work func(i int)) time.Duration {
 	measure.Quiet(what)
 	var done atomic.Int64
-	stop := progress(what, func() string { return fmt.Sprintf("%d/%d %s", done.Load(), *n, items) })
+	stop := progress(what, func() string { return fmt.Sprintf("%d/%d %s", done.Load(), count, items) })
 	before := cpuTimes()
 	start := time.Now()
-	measure.Parallel(*n, *workers, func(i int) {
+	measure.Parallel(count, *workers, func(i int) {
 		work(i)
 		done.Add(1)
 	})
 	d := time.Since(start)
+	after := cpuTimes()
 	stop()
-	return d, cpuUse(before, d)
+	tally.Add(before, after, d)
+	return d
 }
 
 // progress prints what every 2s until the returned stop is called.
@@ -593,14 +622,16 @@ func progress(what string, status func() string) (stop func()) {
 // watcher counts, from one metadata-only watch of the instances (no polling
 // lists), the instances whose status a controller has written: the bench
 // decodes little and the API server sends it one event per write, so it takes
-// little of the CPU the pipeline it measures shares (the raw creates run with
-// no watch at all). A status write shows in the instance's metadata as a
+// little of the CPU the pipeline it measures shares (it receives nothing
+// during the raw creates). A status write shows in the instance's metadata as a
 // managedFields entry of the status subresource. The controller writes it
 // once the HelmRelease is created (or failed to be: countReleases checks).
 type watcher struct {
 	statuses   atomic.Int64
 	mu         sync.Mutex
 	seenStatus map[string]bool
+	want       int64         // the count wait waits for
+	reached    chan struct{} // closed when statuses reaches want
 }
 
 func newWatcher(ctx context.Context, scheme *runtime.Scheme) *watcher {
@@ -642,10 +673,27 @@ func (w *watcher) mark(name string) {
 	defer w.mu.Unlock()
 	if !w.seenStatus[name] {
 		w.seenStatus[name] = true
-		w.statuses.Add(1)
+		if w.statuses.Add(1) == w.want && w.reached != nil {
+			close(w.reached)
+			w.reached = nil
+		}
 	}
 }
 
+// wait returns as soon as n instances have a status (at the event that
+// makes n, not at a poll after it: a round's time is counted to the event).
 func (w *watcher) wait(n int64, timeout time.Duration) {
-	measure.WaitFor("every instance's status", timeout, func() bool { return w.statuses.Load() >= n })
+	w.mu.Lock()
+	if w.statuses.Load() >= n {
+		w.mu.Unlock()
+		return
+	}
+	reached := make(chan struct{})
+	w.want, w.reached = n, reached
+	w.mu.Unlock()
+	select {
+	case <-reached:
+	case <-time.After(timeout):
+		measure.Check(fmt.Errorf("timed out waiting for every instance's status: %d of %d", w.statuses.Load(), n))
+	}
 }
