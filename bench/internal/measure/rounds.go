@@ -116,3 +116,32 @@ func AddDelta(acc, before, after []Sample) []Sample {
 	}
 	return acc
 }
+
+// Merge adds another tally's CPU and wall time to t.
+func (t *Tally) Merge(o Tally) {
+	if t.Used == nil {
+		t.Used = map[string]time.Duration{}
+	}
+	for name, d := range o.Used {
+		t.Used[name] += d
+	}
+	t.Wall += o.Wall
+}
+
+// Excess is the CPU time of the tally beyond what a quiet machine spends
+// anyway over its wall time (idle: CPU seconds per second of the processes'
+// own upkeep), and never below zero: the work a timed part left behind when
+// the tally follows it until the machine is quiet.
+func (t Tally) Excess(idle float64) time.Duration {
+	var sum time.Duration
+	for _, d := range t.Used {
+		sum += d
+	}
+	return max(0, sum-time.Duration(idle*float64(t.Wall)))
+}
+
+// WithWork is d plus the time cores take for work when they do nothing
+// else: a timed part's own time with the work it left behind counted.
+func WithWork(d, work time.Duration, cores int) time.Duration {
+	return d + work/time.Duration(max(1, cores))
+}

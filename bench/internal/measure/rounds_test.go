@@ -85,3 +85,20 @@ apiserver_request_total{resource="helmreleases",verb="POST"} 300`))
 		t.Errorf("RequestMix = %q, want %q", got, want)
 	}
 }
+
+func TestExcessAndWithWork(t *testing.T) {
+	s := time.Second
+	var tl Tally
+	tl.Merge(Tally{Used: map[string]time.Duration{"apiserver": 2 * s, "etcd": s / 2}, Wall: 2 * s})
+	tl.Merge(Tally{Used: map[string]time.Duration{"apiserver": s / 2}, Wall: s})
+	// 3s of CPU over 3s of wall; the quiet machine spends 0.2s per second.
+	if got, want := tl.Excess(0.2), 2400*time.Millisecond; got != want {
+		t.Errorf("Excess = %v, want %v", got, want)
+	}
+	if got := tl.Excess(2); got != 0 {
+		t.Errorf("Excess under the idle upkeep = %v, want 0", got)
+	}
+	if got, want := WithWork(5*s, 3*s, 2), 6500*time.Millisecond; got != want {
+		t.Errorf("WithWork = %v, want %v", got, want)
+	}
+}
