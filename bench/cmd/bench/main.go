@@ -178,14 +178,14 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	w := newWatcher(ctx, scheme)
 	before := writes(ctrls)
 	var (
-		api                     []measure.Sample // the API server's counters over the pipeline's rounds
-		rawCPU, pipeCPU         measure.Tally
-		rawAfter, pipeAfter     measure.Tally // from each part's end until the machine is quiet again
-		rawT, total, shortest   time.Duration
-		rawW, totalW            time.Duration // the same, with the work each part left behind
-		perRound                []float64
-		created                 atomic.Int64
-		profiled                sync.WaitGroup
+		api                   []measure.Sample // the API server's counters over the pipeline's rounds
+		rawCPU, pipeCPU       measure.Tally
+		rawAfter, pipeAfter   measure.Tally // from each part's end until the machine is quiet again
+		rawT, total, shortest time.Duration
+		rawW, totalW          time.Duration // the same, with the work each part left behind
+		perRound              []float64
+		created               atomic.Int64
+		profiled              sync.WaitGroup
 	)
 	idle := idleUpkeep()
 	cores := goruntime.NumCPU()
