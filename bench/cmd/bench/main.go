@@ -251,7 +251,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		}
 		done = append(done, roundTimes{dr, dp, tailR, tailP})
 		fmt.Printf("  %s: %d HelmReleases created directly in %.1fs, %d instances -> HelmReleases and status in %.1fs; after them until quiet %.1f and %.1f CPU s\n",
-			round, hi-lo, dr.Seconds(), hi-lo, dp.Seconds(), tailR.Excess(0).Seconds(), tailP.Excess(0).Seconds())
+			round, hi-lo, dr.Seconds(), hi-lo, dp.Seconds(), tailR.CPU().Seconds(), tailP.CPU().Seconds())
 	}
 	// The quiet machine's upkeep is measured before the rounds and after
 	// them (the store then holds N more of each); the larger counts, so
@@ -657,7 +657,7 @@ func idleUpkeep(when string) float64 {
 	time.Sleep(3 * time.Second)
 	var t measure.Tally
 	t.Add(before, cpuTimes(), time.Since(start))
-	idle := float64(t.Excess(0)) / float64(t.Wall)
+	idle := float64(t.CPU()) / float64(t.Wall)
 	fmt.Printf("  upkeep of the quiet machine %s: %.2f CPU s/s (%.0f%% of the CPU busy after %.0fs)\n", when, idle, 100*busy, waited.Seconds())
 	return idle
 }

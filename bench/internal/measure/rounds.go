@@ -75,12 +75,10 @@ func (t Tally) Format(cores int) string {
 		return names[i] < names[j]
 	})
 	parts := make([]string, len(names))
-	var sum time.Duration
 	for i, name := range names {
-		sum += t.Used[name]
 		parts[i] = fmt.Sprintf("%s %.1f", name, t.Used[name].Seconds())
 	}
-	return fmt.Sprintf("%s; together %.1f of %d cores x %.1fs = %.1f", strings.Join(parts, ", "), sum.Seconds(),
+	return fmt.Sprintf("%s; together %.1f of %d cores x %.1fs = %.1f", strings.Join(parts, ", "), t.CPU().Seconds(),
 		cores, t.Wall.Seconds(), float64(cores)*t.Wall.Seconds())
 }
 
@@ -133,11 +131,16 @@ func (t *Tally) Merge(o Tally) {
 // own upkeep), and never below zero: the work a timed part left behind when
 // the tally follows it until the machine is quiet.
 func (t Tally) Excess(idle float64) time.Duration {
+	return max(0, t.CPU()-time.Duration(idle*float64(t.Wall)))
+}
+
+// CPU is the CPU time of every process of the tally together.
+func (t Tally) CPU() time.Duration {
 	var sum time.Duration
 	for _, d := range t.Used {
 		sum += d
 	}
-	return max(0, sum-time.Duration(idle*float64(t.Wall)))
+	return sum
 }
 
 // WithWork is d plus the time cores take for work when they do nothing
