@@ -14,8 +14,11 @@ import (
 // (--watch-label-selector) owns the instances matching the selector and
 // their backing objects, every shard reads all definitions; instances and
 // backing objects, the bulk of the cache and read whole only by a reconcile,
-// are cached compactly.
+// are cached compactly; the backing objects' creates and the status writes
+// are answered with metadata only (the reconciler reads nothing else of the
+// answers).
 func Configure(opts *manager.Options, backend Backend) {
+	opts.MetadataAnswers = true
 	opts.Sharded = func(gvk schema.GroupVersionKind) bool { return gvk.Group == appsv1alpha1.GroupVersion.Group }
 	target := backend.TargetGVK()
 	opts.Compact = func(gvk schema.GroupVersionKind) bool {

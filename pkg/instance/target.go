@@ -189,8 +189,10 @@ func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
 	t.result = live
 	if res != ssa.Unchanged {
 		writesTotal.WithLabelValues(r.Name, inst.GetKind(), res.String()).Inc()
-		// Apply decoded the API server's answer into desired: the object as
-		// it now is, so the status projected below is already current.
+		// desired is now the object as it is, so the status projected
+		// below is already current: an apply decodes the API server's
+		// answer into it; a create's answer carries the metadata only (the
+		// manager's metadata answers), and a new object has no status.
 		t.result = desired
 	}
 	switch res {

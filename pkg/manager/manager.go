@@ -77,6 +77,10 @@ type Options struct {
 	// their metadata decoded (compactcache): a controller caching thousands
 	// of them saves most of their memory. nil: none.
 	Compact compactcache.Match
+	// MetadataAnswers makes the manager's client ask for metadata-only
+	// answers to creates and status updates of unstructured objects (see
+	// MetadataAnswers): for controllers that read nothing else of them.
+	MetadataAnswers bool
 
 	Zap zap.Options
 }
@@ -258,12 +262,18 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 	}
 	if o.Compact != nil {
 		mo.Cache.DefaultTransform = compactcache.Transform(o.Compact, mo.Cache.DefaultTransform)
-		// Every read through the manager's client unpacks what it gets.
+	}
+	if o.Compact != nil || o.MetadataAnswers {
 		mo.NewClient = func(cfg *rest.Config, co client.Options) (client.Client, error) {
-			if co.Cache != nil && co.Cache.Reader != nil {
+			// Every read through the manager's client unpacks what it gets.
+			if o.Compact != nil && co.Cache != nil && co.Cache.Reader != nil {
 				co.Cache.Reader = compactcache.Reader{Reader: co.Cache.Reader}
 			}
-			return client.New(cfg, co)
+			c, err := client.New(cfg, co)
+			if err != nil || !o.MetadataAnswers {
+				return c, err
+			}
+			return MetadataAnswers(c, cfg, co.HTTPClient)
 		}
 	}
 	if len(o.WatchNamespaces) > 0 {

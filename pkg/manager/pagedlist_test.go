@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozyplane/cozyplane/pkg/compactcache"
-	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
 
 // mark is a transform that labels what it saw.
@@ -140,11 +139,7 @@ func TestObjectTransforms(t *testing.T) {
 // notifications makes the API server do): the list comes in pages, and every
 // page is packed before the next is asked for.
 func TestPagedInformerFallback(t *testing.T) {
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := apiServer(t)
 	dc, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
