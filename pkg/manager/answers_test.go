@@ -74,6 +74,22 @@ func gadgetCRD() *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
+// answerClients returns a plain client of the shared API server and a
+// MetadataAnswers client around it.
+func answerClients(t testing.TB) (plain, lean client.Client) {
+	t.Helper()
+	env := apiServer(t)
+	plain, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err = MetadataAnswers(plain, env.Config, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plain, lean
+}
+
 func gadget(name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "answers.test/v1", "kind": "Gadget",
@@ -88,15 +104,7 @@ func gadget(name string) *unstructured.Unstructured {
 // carries the server's metadata and nothing else of the answer, and the API
 // server's refusals come back as the usual errors.
 func TestMetadataAnswers(t *testing.T) {
-	env := apiServer(t)
-	plain, err := client.New(env.Config, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := MetadataAnswers(plain, env.Config, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain, c := answerClients(t)
 	ctx := context.Background()
 	stored := func(name string) *unstructured.Unstructured {
 		t.Helper()
@@ -196,15 +204,7 @@ func TestMetadataAnswers(t *testing.T) {
 // answers and with metadata-only answers; it reports the client's CPU per
 // pair of writes (the process's, so run it alone).
 func BenchmarkWriteAnswers(b *testing.B) {
-	env := apiServer(b)
-	plain, err := client.New(env.Config, client.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	lean, err := MetadataAnswers(plain, env.Config, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	plain, lean := answerClients(b)
 	// A spec of some forty values, about the size of a HelmRelease's.
 	values := map[string]any{}
 	for i := range 40 {
