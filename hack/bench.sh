@@ -19,7 +19,9 @@
 # instances. Then two helm
 # shards (--watch-label-selector) splitting N instances, and the gateway
 # controllers at the tuned settings. BENCH_SETTINGS="defaults tuned shards
-# gateway" picks the parts.
+# gateway" picks the parts; "kro" (not among the defaults: it builds kro
+# and, at its chart's defaults, takes some ten minutes at 2,000) adds the
+# nearest peer at the first size.
 source "$(dirname "$0")/lib.sh"
 SIZES=${BENCH_SIZES:-${1:-2000}}
 PARTS=${BENCH_SETTINGS:-defaults tuned shards gateway}
@@ -43,6 +45,7 @@ soft_mib=$((limit_mib - 64 > limit_mib / 2 ? limit_mib - 64 : limit_mib / 2))
 export CONTROLLER_ENV="GOMEMLIMIT=$((soft_mib * 1048576))"
 
 cleanup() {
+  stop_kro
   "${ROOT}/hack/controllers.sh" stop "${DIR}" >/dev/null 2>&1 || true
   "${ROOT}/hack/cluster.sh" down "${DIR}" >/dev/null 2>&1 || true
 }
@@ -133,6 +136,43 @@ gateway() {
     --metrics "$(IFS=,; echo "${metrics[*]}")" --pids "$(IFS=,; echo "${pids[*]}")"
 }
 
+# peer_kro N: the nearest peer, kro (the version hack/tools/kro pins), with
+# a ResourceGraphDefinition that makes of each instance the HelmRelease the
+# helm controller makes (bench --phase kro), at its chart's settings and at
+# the tuned client settings with its work queue's rate limit lifted. kro runs
+# as an administrator, since its chart grants it the rights to every kind.
+KRO_VERSION=$(awk '$1 == "github.com/kubernetes-sigs/kro" {print $2}' "${ROOT}/hack/tools/kro/go.mod")
+peer_kro() {
+  local n=$1 setting crds port=$((CPB + 40))
+  "${ROOT}/hack/tools.sh" kro
+  crds="$(moddir "github.com/kubernetes-sigs/kro@${KRO_VERSION}")/helm/crds"
+  for setting in defaults tuned; do
+    log "bench: kro ${KRO_VERSION} at its ${setting}, N=${n}"
+    fresh
+    kubectl --kubeconfig "${DIR}/kubeconfig" apply --server-side -f "${crds}" >/dev/null
+    kubectl --kubeconfig "${DIR}/kubeconfig" wait --for=condition=Established --timeout=60s crd --all >/dev/null
+    # The chart's values (helm/values.yaml config): production logging,
+    # 100 requests/s (burst 150), one worker, a work queue of 10 items/s
+    # (burst 100); no Go memory limit, as its chart sets none.
+    local args=(--zap-devel=false --zap-log-level=info --zap-encoder=console
+      --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 1))")
+    [[ ${setting} == tuned ]] && args+=(--client-qps=2000 --client-burst=4000 --dynamic-controller-concurrent-reconciles=16
+      --dynamic-controller-rate-limiter-rate-limit=100000 --dynamic-controller-rate-limiter-burst-limit=100000)
+    "${BIN}/kro" --kubeconfig "${DIR}/kubeconfig" "${args[@]}" >"${DIR}/kro.log" 2>&1 &
+    echo $! >"${DIR}/kro.pid"
+    bench --phase kro --setting "kro ${KRO_VERSION} ${setting}" --n "${n}" --pids "kro=$(pid kro)" --cpu "$(plane)"
+    stop_kro
+  done
+}
+
+stop_kro() {
+  [[ -f "${DIR}/kro.pid" ]] || return 0
+  local p; p=$(cat "${DIR}/kro.pid")
+  kill -TERM "${p}" 2>/dev/null || true
+  while kill -0 "${p}" 2>/dev/null; do sleep 0.1; done
+  rm -f "${DIR}/kro.pid"
+}
+
 # Only the controllers measured (not the CLIs controllers.sh build adds).
 for c in appdef helm gateway-listeners gateway-certs ns-labels route-conflicts; do
   (cd "${ROOT}/controllers/${c}" && go build -o "${BIN}/controller-${c}" .)
@@ -149,6 +189,7 @@ first=${SIZES%% *}
 [[ " ${PARTS} " == *" shards "* ]] && shards "${first}"
 ROUTES=${BENCH_ROUTES:-5000}
 [[ " ${PARTS} " == *" gateway "* && ${ROUTES} -gt 0 ]] && gateway "${ROUTES}"
+[[ " ${PARTS} " == *" kro "* ]] && peer_kro "${first}"
 log "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "== every figure (setting, figure, value, target, verdict); also in ${RESULTS}"

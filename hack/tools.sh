@@ -3,7 +3,8 @@
 # .cache/bin (git-ignored). Each tool is rebuilt only when the module that pins
 # it changes, so a second run takes seconds.
 #
-#   hack/tools.sh [tool...]   tools: etcd kube controller-gen crds helm chainsaw (default: all)
+#   hack/tools.sh [tool...]   tools: etcd kube controller-gen crds helm chainsaw (default: all
+#                             of these); kro (the peer hack/bench.sh can measure) only when named
 #
 # Built tools are also kept in a machine-wide cache, keyed by the hash of the
 # files that pin them, so that another checkout of the same commit (a fresh
@@ -130,6 +131,7 @@ tool_crds() {
 tool_controller-gen() { gotool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen; }
 tool_helm() { gotool helm helm.sh/helm/v3/cmd/helm; }
 tool_chainsaw() { gotool chainsaw github.com/kyverno/chainsaw; }
+tool_kro() { gotool kro github.com/kubernetes-sigs/kro/cmd/controller; }
 
 tools=("$@")
 [[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube controller-gen crds helm chainsaw)

@@ -37,6 +37,9 @@
 // efficiency of the requests alone, 3*T_raw/T_direct: the most any controller
 // could reach on this machine, within a run's spread (README, Performance).
 //
+// Phase kro (--phase=kro, with kro running on the control plane): the
+// nearest peer on the same measure, in kro.go.
+//
 // Phase restart (--phase=restart, after hack/bench.sh restarted the helm
 // controller over the settled instances): the time from the restart until
 // the controller has reconciled every instance with an empty queue, and its
@@ -85,7 +88,7 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
-	phase      = flag.String("phase", "pipeline", "direct, pipeline or restart")
+	phase      = flag.String("phase", "pipeline", "direct, pipeline, restart or kro")
 	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
 	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
@@ -126,6 +129,8 @@ func main() {
 		pipeline(ctx, c, scheme, label)
 	case "restart":
 		restart(label)
+	case "kro":
+		peerKro(ctx, c, scheme, label)
 	default:
 		measure.Check(fmt.Errorf("unknown phase %q", *phase))
 	}
@@ -134,10 +139,7 @@ func main() {
 // setup creates the bench's namespaces and its definition, and waits until
 // the definition is served.
 func setup(ctx context.Context, c client.Client) {
-	for _, name := range []string{"bench-raw", ns, directNS} {
-		_ = c.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}})
-	}
+	namespaces(ctx, c, "bench-raw", ns, directNS)
 	def := &cozyv1alpha1.ApplicationDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: cozyv1alpha1.ApplicationDefinitionSpec{
@@ -152,10 +154,22 @@ func setup(ctx context.Context, c client.Client) {
 		d := &cozyv1alpha1.ApplicationDefinition{}
 		return c.Get(ctx, types.NamespacedName{Name: "bench"}, d) == nil && meta.IsStatusConditionTrue(d.Status.Conditions, "Ready")
 	})
-	// The first request of a kind pays for discovery and, for a kind just
-	// served, the server's first use of its storage. Pay it before anything
-	// is timed, with dry-run creates that store nothing.
-	for kind, o := range map[string]client.Object{benchGVK.Kind: instance(0, ns), "HelmRelease": rawRelease(0)} {
+	warmUp(ctx, c, map[string]client.Object{benchGVK.Kind: instance(0, ns), "HelmRelease": rawRelease(0)})
+}
+
+// namespaces creates the namespaces of names that do not exist yet.
+func namespaces(ctx context.Context, c client.Client, names ...string) {
+	for _, name := range names {
+		measure.Check(client.IgnoreAlreadyExists(c.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}})))
+	}
+}
+
+// warmUp pays, before anything is timed, for the first request of each kind:
+// discovery and, for a kind just served, the server's first use of its
+// storage (which waits 2s). It sends dry-run creates, which store nothing.
+func warmUp(ctx context.Context, c client.Client, objs map[string]client.Object) {
+	for kind, o := range objs {
 		start := time.Now()
 		measure.WaitFor("a dry-run create of a "+kind, 2*time.Minute, func() bool {
 			return c.Create(ctx, o.DeepCopyObject().(client.Object), client.DryRunAll) == nil
@@ -175,7 +189,9 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		label, *n, len(parts), *workers)
 
 	ctrls := measure.KV(*metrics)
-	w := newWatcher(ctx, scheme)
+	inst := &metav1.PartialObjectMetadata{}
+	inst.SetGroupVersionKind(benchGVK)
+	w := newWatcher(ctx, scheme, inst, ns, statusWritten)
 	before := writes(ctrls)
 	var (
 		api                   []measure.Sample // the API server's counters over the pipeline's rounds
@@ -684,13 +700,15 @@ func progress(what string, status func() string) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
-// watcher counts, from one metadata-only watch of the instances (no polling
-// lists), the instances whose status a controller has written: the bench
+// watcher counts, from one watch of a kind in one namespace (no polling
+// lists), the objects a controller has brought to the end the bench waits for
+// (done). The pipeline watches its instances' metadata only: the bench
 // decodes little and the API server sends it one event per write, so it takes
 // little of the CPU the pipeline it measures shares (it receives nothing
-// during the raw creates). A status write shows in the instance's metadata as a
-// managedFields entry of the status subresource. The controller writes it
-// once the HelmRelease is created (or failed to be: countReleases checks).
+// during the raw creates). A status write shows in an instance's metadata as a
+// managedFields entry of the status subresource (statusWritten); the
+// controller writes it once the HelmRelease is created (or failed to be:
+// countReleases checks).
 type watcher struct {
 	statuses   atomic.Int64
 	mu         sync.Mutex
@@ -699,23 +717,23 @@ type watcher struct {
 	reached    chan struct{} // closed when statuses reaches want
 }
 
-func newWatcher(ctx context.Context, scheme *runtime.Scheme) *watcher {
+// newWatcher watches the objects of obj's kind (a PartialObjectMetadata for
+// metadata only, an Unstructured for whole objects) in namespace.
+func newWatcher(ctx context.Context, scheme *runtime.Scheme, obj client.Object, namespace string, done func(client.Object) bool) *watcher {
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	measure.Check(err)
 	cfg.QPS, cfg.Burst = -1, 0
-	inst := &metav1.PartialObjectMetadata{}
-	inst.SetGroupVersionKind(benchGVK)
-	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
 	measure.Check(err)
 	w := &watcher{seenStatus: map[string]bool{}}
-	ii, err := ca.GetInformer(ctx, inst)
+	ii, err := ca.GetInformer(ctx, obj)
 	measure.Check(err)
-	onInst := func(o any) {
-		if m := o.(client.Object); statusWritten(m) {
+	on := func(o any) {
+		if m := o.(client.Object); done(m) {
 			w.mark(m.GetName())
 		}
 	}
-	_, err = ii.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: onInst, UpdateFunc: func(_, o any) { onInst(o) }})
+	_, err = ii.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: on, UpdateFunc: func(_, o any) { on(o) }})
 	measure.Check(err)
 	go func() { measure.Check(ca.Start(ctx)) }()
 	ca.WaitForCacheSync(ctx)
@@ -724,7 +742,7 @@ func newWatcher(ctx context.Context, scheme *runtime.Scheme) *watcher {
 
 // statusWritten reports whether some manager has written o's status
 // subresource.
-func statusWritten(o metav1.Object) bool {
+func statusWritten(o client.Object) bool {
 	for _, f := range o.GetManagedFields() {
 		if f.Subresource == "status" {
 			return true
