@@ -19,9 +19,9 @@
 # instances. Then two helm
 # shards (--watch-label-selector) splitting N instances, and the gateway
 # controllers at the tuned settings. BENCH_SETTINGS="defaults tuned shards
-# gateway" picks the parts; "kro" (not among the defaults: it builds kro
-# and, at its chart's defaults, takes some ten minutes at 2,000) adds the
-# nearest peer at the first size.
+# gateway" picks the parts; "kro" (not among the defaults: it builds kro,
+# and its two settings take some 25 minutes at 2,000) adds the nearest peer
+# at the first size.
 source "$(dirname "$0")/lib.sh"
 SIZES=${BENCH_SIZES:-${1:-2000}}
 PARTS=${BENCH_SETTINGS:-defaults tuned shards gateway}
