@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
-	"sync/atomic"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -104,29 +102,12 @@ func peerKro(ctx context.Context, c client.Client, scheme *runtime.Scheme, label
 	w := newWatcher(ctx, scheme, watched, kroNS, kroActive)
 	measure.Quiet("kro")
 	apiBefore := apiserverMetrics(ctx)
-	var created atomic.Int64
-	stop := progress("kro", func() string {
-		return fmt.Sprintf("%d/%d instances created, %d ACTIVE", created.Load(), *n, w.statuses.Load())
-	})
-	cpuBefore := cpuTimes()
-	start := time.Now()
-	measure.Parallel(*n, *workers, func(i int) {
-		measure.Check(c.Create(ctx, kroInstance(i)))
-		created.Add(1)
-	})
-	w.wait(int64(*n), 60*time.Minute)
-	t := time.Since(start)
-	cpuEnd := cpuTimes()
-	stop()
-	kroCPU.Add(cpuBefore, cpuEnd, t)
+	t, cpuEnd := w.createAndWait("kro", "ACTIVE", 0, *n, &kroCPU, func(i int) { measure.Check(c.Create(ctx, kroInstance(i))) })
 	kroAfter := settle(cpuEnd)
 	api := measure.AddDelta(nil, apiBefore, apiserverMetrics(ctx))
 
-	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(helmv2.GroupVersion.WithKind("HelmReleaseList"))
-	measure.Check(c.List(ctx, l, client.InNamespace(kroNS)))
-	if len(l.Items) != *n {
-		measure.Check(fmt.Errorf("every KroBench is ACTIVE but %s holds %d HelmReleases, not %d", kroNS, len(l.Items), *n))
+	if releases := countReleases(ctx, c, kroNS); releases != *n {
+		measure.Check(fmt.Errorf("every KroBench is ACTIVE but %s holds %d HelmReleases, not %d", kroNS, releases, *n))
 	}
 	rawW := measure.WithWork(rawT, rawAfter.Excess(idle), cores)
 	tW := measure.WithWork(t, kroAfter.Excess(idle), cores)
@@ -140,10 +121,6 @@ func peerKro(ctx context.Context, c client.Client, scheme *runtime.Scheme, label
 		measure.Report(label, "CPU seconds during the raw creates", rawCPU.Format(cores)),
 		measure.Report(label, "CPU seconds during kro's work", kroCPU.Format(cores)),
 	}
-	for _, p := range measure.Processes(*pids) {
-		mib, err := measure.PeakRSSMiB(p.PID)
-		measure.Check(err)
-		rows = append(rows, measure.Report(label, "peak RSS "+p.Name, fmt.Sprintf("%.2f MiB", mib)))
-	}
+	rows = append(rows, rss(label, false)...)
 	measure.AppendRows(*results, rows...)
 }
