@@ -129,20 +129,8 @@ func startEnvKinds(t *testing.T, kinds ...apiextensionsv1.CustomResourceDefiniti
 		}
 		crds = append(crds, crd)
 	}
-	preserve := true
 	for _, names := range kinds {
-		crds = append(crds, &apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: names.Plural + ".apps.cozystack.io"},
-			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Group: "apps.cozystack.io", Scope: apiextensionsv1.NamespaceScoped,
-				Names: names,
-				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-					Name: "v1alpha1", Served: true, Storage: true,
-					Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-					Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}},
-				}},
-			},
-		})
+		crds = append(crds, testenv.NamespacedCRD("apps.cozystack.io", "v1alpha1", names, nil, true))
 	}
 	env, err := testenv.Start(crds...)
 	if err != nil {

@@ -91,22 +91,8 @@ func appdefCRD() *apiextensionsv1.CustomResourceDefinition {
 }
 
 func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
-	preserve := true
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "widgets.apps.cozystack.io"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "apps.cozystack.io",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", Plural: "widgets", ListKind: "WidgetList", Singular: "widget"},
-			Scope: apiextensionsv1.NamespaceScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1alpha1", Served: true, Storage: true,
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: &preserve,
-				}},
-			}},
-		},
-	}
+	return testenv.NamespacedCRD("apps.cozystack.io", "v1alpha1",
+		apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", Plural: "widgets", ListKind: "WidgetList", Singular: "widget"}, nil, true)
 }
 
 // counting counts the writes a reconciler makes.

@@ -52,26 +52,15 @@ func gadgetCRD() *apiextensionsv1.CustomResourceDefinition {
 	obj := func(props map[string]apiextensionsv1.JSONSchemaProps) apiextensionsv1.JSONSchemaProps {
 		return apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props}
 	}
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "gadgets.answers.test"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "answers.test",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Singular: "gadget", Kind: "Gadget", ListKind: "GadgetList"},
-			Scope: apiextensionsv1.NamespaceScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: ptr.To(obj(map[string]apiextensionsv1.JSONSchemaProps{
-					"spec": obj(map[string]apiextensionsv1.JSONSchemaProps{
-						"color": {Type: "string"},
-						"size":  {Type: "integer", Default: &apiextensionsv1.JSON{Raw: []byte("3")}},
-						"extra": {Type: "object", XPreserveUnknownFields: ptr.To(true)},
-					}),
-					"status": obj(map[string]apiextensionsv1.JSONSchemaProps{"phase": {Type: "string"}}),
-				}))},
-			}},
-		},
-	}
+	names := apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Singular: "gadget", Kind: "Gadget", ListKind: "GadgetList"}
+	return testenv.NamespacedCRD("answers.test", "v1", names, ptr.To(obj(map[string]apiextensionsv1.JSONSchemaProps{
+		"spec": obj(map[string]apiextensionsv1.JSONSchemaProps{
+			"color": {Type: "string"},
+			"size":  {Type: "integer", Default: &apiextensionsv1.JSON{Raw: []byte("3")}},
+			"extra": {Type: "object", XPreserveUnknownFields: ptr.To(true)},
+		}),
+		"status": obj(map[string]apiextensionsv1.JSONSchemaProps{"phase": {Type: "string"}}),
+	})), true)
 }
 
 // answerClients returns a plain client of the shared API server and a

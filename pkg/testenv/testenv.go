@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -88,6 +89,28 @@ func (e *Env) Kubeconfig() ([]byte, error) {
 		return nil, err
 	}
 	return u.KubeConfig()
+}
+
+// NamespacedCRD is a namespaced custom resource definition of names in
+// group (named names.Plural.group), served and stored at version. A nil
+// schema serves any object, its unknown fields kept; withStatus adds the
+// status subresource.
+func NamespacedCRD(group, version string, names apiextensionsv1.CustomResourceDefinitionNames,
+	schema *apiextensionsv1.JSONSchemaProps, withStatus bool) *apiextensionsv1.CustomResourceDefinition {
+	if schema == nil {
+		preserve := true
+		schema = &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}
+	}
+	v := apiextensionsv1.CustomResourceDefinitionVersion{Name: version, Served: true, Storage: true,
+		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: schema}}
+	if withStatus {
+		v.Subresources = &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}}
+	}
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: names.Plural + "." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: group, Names: names, Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{v}},
+	}
 }
 
 // CRDFromFile reads a CustomResourceDefinition manifest, relative to the
