@@ -2,7 +2,9 @@
 # A real, local Kubernetes control plane: etcd, kube-apiserver (RBAC,
 # ValidatingAdmissionPolicy) and kube-controller-manager (garbage collector,
 # namespace lifecycle, service accounts, ClusterRole aggregation: the built-in
-# edit, admin and view roles hold what they hold on every real cluster), on loopback, with generated
+# edit, admin and view roles hold what they hold on every real cluster; resource
+# quotas: the API server's ResourceQuota admission enforces a quota only once
+# this controller has computed its usage), on loopback, with generated
 # certificates, our CRDs and the third-party CRDs the controllers work with.
 # No kubelet: nothing runs pods.
 #
@@ -161,7 +163,7 @@ up() {
     --kubeconfig "${DIR}/controller-manager.kubeconfig" \
     --authentication-kubeconfig "${DIR}/controller-manager.kubeconfig" \
     --authorization-kubeconfig "${DIR}/controller-manager.kubeconfig" \
-    --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation \
+    --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation,resourcequota \
     --service-account-private-key-file "${DIR}/pki/sa.key" --root-ca-file "${DIR}/pki/ca.crt" \
     --use-service-account-credentials=true --leader-elect=false --secure-port 0 \
     --concurrent-gc-syncs 10 --v=1
