@@ -145,6 +145,10 @@ type ApplicationBackend struct {
 // have in common.
 type HelmReleaseTemplate struct {
 	// ChartRef is the chart source every HelmRelease of the kind installs.
+	// It must name its namespace, a platform one such as cozy-system: without
+	// one it resolves in each HelmRelease's namespace (the tenant's), and a
+	// tenant-* namespace is a tenant's, so the tenant would supply the chart.
+	// +kubebuilder:validation:XValidation:rule="has(self.__namespace__) && !self.__namespace__.startsWith('tenant-')",messageExpression="'chartRef ' + self.kind + ' ' + self.name + (has(self.__namespace__) ? ' is in the tenant namespace ' + self.__namespace__ : ' names no namespace, so it resolves in each HelmRelease namespace, the tenant one') + ': a tenant could supply the chart helm-controller installs. Set chartRef.namespace to the platform namespace holding the source, such as cozy-system'"
 	ChartRef *helmv2.CrossNamespaceSourceReference `json:"chartRef"`
 
 	// Labels are added to every HelmRelease of the kind.
@@ -185,9 +189,14 @@ type HelmBackend struct {
 	HelmReleaseTemplate `json:",inline"`
 
 	// ValuesFrom is appended to every HelmRelease's valuesFrom, after the
-	// tenant's cozystack-values Secret.
+	// tenant's cozystack-values Secret. helm-controller reads them in the
+	// HelmRelease's namespace, the tenant's, so they may only name objects
+	// the platform writes there: Secrets or ConfigMaps named cozystack-values
+	// or cozystack-values-<suffix> (the admission policy
+	// cozystack-values-secret-policy refuses those names to anyone else).
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(v, v.name == 'cozystack-values' || v.name.startsWith('cozystack-values-'))",messageExpression="'valuesFrom names ' + self.filter(v, !(v.name == 'cozystack-values' || v.name.startsWith('cozystack-values-'))).map(v, v.kind + ' ' + v.name).join(', ') + ', which a tenant can create in its namespace and which, merged after cozystack-values, would override the platform values (_namespace, _cluster). Name only Secrets or ConfigMaps called cozystack-values or cozystack-values-<suffix>, which only the platform writes'"
 	ValuesFrom []helmv2.ValuesReference `json:"valuesFrom,omitempty"`
 }
 
@@ -262,9 +271,12 @@ type TerraformSourceReference struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
-	// Namespace of the source; defaults to the instance's namespace.
+	// Namespace of the source; defaults to the Terraform object's namespace,
+	// the platform namespace cozy-tf-<instance namespace>. A tenant-*
+	// namespace is refused: the tenant would supply the module.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('tenant-')",messageExpression="'sourceRef.namespace ' + self + ' is a tenant namespace: a tenant could supply the module tofu-controller runs. Name a platform namespace such as cozy-system, or none (the Terraform object namespace, cozy-tf-<namespace>)'"
 	Namespace string `json:"namespace,omitempty"`
 }
 
