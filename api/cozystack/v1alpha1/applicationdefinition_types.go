@@ -196,7 +196,7 @@ type HelmBackend struct {
 	// cozystack-values-secret-policy refuses those names to anyone else).
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:XValidation:rule="self.all(v, v.name == 'cozystack-values' || v.name.startsWith('cozystack-values-'))",messageExpression="'valuesFrom names ' + self.filter(v, !(v.name == 'cozystack-values' || v.name.startsWith('cozystack-values-'))).map(v, v.kind + ' ' + v.name).join(', ') + ', which a tenant can create in its namespace and which, merged after cozystack-values, would override the platform values (_namespace, _cluster). Name only Secrets or ConfigMaps called cozystack-values or cozystack-values-<suffix>, which only the platform writes'"
+	// +kubebuilder:validation:items:XValidation:rule="self.name == 'cozystack-values' || self.name.startsWith('cozystack-values-')",messageExpression="'valuesFrom names ' + self.kind + ' ' + self.name + ', which a tenant can create in its namespace and which, merged after cozystack-values, would override the platform values (_namespace, _cluster). Name only Secrets or ConfigMaps called cozystack-values or cozystack-values-<suffix>, which only the platform writes'"
 	ValuesFrom []helmv2.ValuesReference `json:"valuesFrom,omitempty"`
 }
 
