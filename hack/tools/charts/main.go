@@ -12,7 +12,8 @@
 //     copy can be verified like any generated file (vendorLibrary);
 //   - writes <chart>/values.schema.json from the library's schema/ files: the
 //     controller schema, plus the sharding values when values.yaml has
-//     `shards` (composeSchema).
+//     `shards`, plus the chart's own values from <chart>/schema/own.json when
+//     it has one (the flags of that controller alone) (composeSchema).
 //
 // For the policies chart, whose values are one boolean switch per policy, it
 // writes values.schema.json from values.yaml: exactly those switches
@@ -143,7 +144,7 @@ func generateChart(root, dir string, lib chartMeta, archive []byte) error {
 		if err := vendorLibrary(dir, lib.Version, archive); err != nil {
 			return err
 		}
-		schema, err := composeSchema(filepath.Join(root, Library, "schema"), hasTopKey(&doc, "shards"))
+		schema, err := composeSchema(filepath.Join(root, Library, "schema"), hasTopKey(&doc, "shards"), filepath.Join(dir, OwnSchema))
 		if err != nil {
 			return err
 		}
@@ -265,26 +266,46 @@ func packageChart(dir, name string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// OwnSchema is where a controller chart keeps the schema of the values only
+// it has ({"properties": ..., "required": [...]}), relative to the chart.
+const OwnSchema = "schema/own.json"
+
 // composeSchema returns the controller schema, with the sharding values when
-// sharded.
-func composeSchema(dir string, sharded bool) ([]byte, error) {
+// sharded, and the properties of the file own when it exists.
+func composeSchema(dir string, sharded bool, own string) ([]byte, error) {
 	var base map[string]any
 	if err := readJSON(filepath.Join(dir, "controller.values.schema.json"), &base); err != nil {
 		return nil, err
 	}
-	if sharded {
+	add := func(p string) error {
 		var add struct {
 			Properties map[string]any `json:"properties"`
 			Required   []any          `json:"required"`
 		}
-		if err := readJSON(filepath.Join(dir, "shards.values.schema.json"), &add); err != nil {
-			return nil, err
+		if err := readJSON(p, &add); err != nil {
+			return err
 		}
 		props := base["properties"].(map[string]any)
 		for k, v := range add.Properties {
+			if _, ok := props[k]; ok {
+				return fmt.Errorf("%s: %s is already a value of every controller chart", p, k)
+			}
 			props[k] = v
 		}
 		base["required"] = append(base["required"].([]any), add.Required...)
+		return nil
+	}
+	if sharded {
+		if err := add(filepath.Join(dir, "shards.values.schema.json")); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(own); err == nil {
+		if err := add(own); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
 	b, err := json.MarshalIndent(base, "", "  ")
 	if err != nil {

@@ -131,3 +131,33 @@ func TestSwitchesSchemaRefusesNonBooleans(t *testing.T) {
 		t.Fatalf("got %s, %v", out, err)
 	}
 }
+
+func TestComposeSchemaAddsTheChartsOwnValues(t *testing.T) {
+	lib := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(lib, "controller.values.schema.json"), `{"type": "object", "properties": {"workers": {"type": "integer"}}, "required": ["workers"]}`)
+	own := filepath.Join(t.TempDir(), "own.json")
+	b, err := composeSchema(lib, false, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "quota") {
+		t.Fatalf("no own file, yet %s", b)
+	}
+	write(own, `{"properties": {"quota": {"type": "integer", "minimum": 0}}, "required": ["quota"]}`)
+	if b, err = composeSchema(lib, false, own); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"quota": {`) || !strings.Contains(string(b), `"quota"`+"\n") {
+		t.Fatalf("own value missing from %s", b)
+	}
+	write(own, `{"properties": {"workers": {"type": "string"}}}`)
+	if _, err := composeSchema(lib, false, own); err == nil || !strings.Contains(err.Error(), "already a value") {
+		t.Fatalf("redefining a shared value: %v", err)
+	}
+}

@@ -13,7 +13,7 @@ import (
 func TestPlatformNamespaceObjects(t *testing.T) {
 	custom := flag.NewFlagSet("t", flag.ContinueOnError)
 	r := BindRunnerFlags(custom)
-	if err := custom.Parse([]string{"--runner-service-account=runner-x", "--runner-cluster-role=role-x"}); err != nil {
+	if err := custom.Parse([]string{"--runner-service-account=runner-x", "--runner-cluster-role=role-x", "--runner-pod-quota=3"}); err != nil {
 		t.Fatal(err)
 	}
 	defaults := flag.NewFlagSet("d", flag.ContinueOnError)
@@ -21,19 +21,39 @@ func TestPlatformNamespaceObjects(t *testing.T) {
 	if err := defaults.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
+	off := flag.NewFlagSet("o", flag.ContinueOnError)
+	o := BindRunnerFlags(off)
+	if err := off.Parse([]string{"--runner-pod-quota=0"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
 		b        Backend
 		sa, role string
+		pods     int64 // 0: no quota
 	}{
-		{"nil runner: tofu-controller's defaults", Backend{}, "tf-runner", "tf-runner-role"},
-		{"flag defaults", Backend{Runner: d}, "tf-runner", "tf-runner-role"},
-		{"flags", Backend{Runner: r}, "runner-x", "role-x"},
+		{"nil runner: tofu-controller's defaults", Backend{}, "tf-runner", "tf-runner-role", DefaultRunnerPodQuota},
+		{"flag defaults", Backend{Runner: d}, "tf-runner", "tf-runner-role", DefaultRunnerPodQuota},
+		{"flags", Backend{Runner: r}, "runner-x", "role-x", 3},
+		{"no pod quota", Backend{Runner: o}, "tf-runner", "tf-runner-role", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := tc.b.PlatformNamespaceObjects("cozy-tf-demo", "demo")
-			if len(objs) != 2 {
-				t.Fatalf("%d objects, want 2", len(objs))
+			want := 2
+			if tc.pods > 0 {
+				want = 3
+			}
+			if len(objs) != want {
+				t.Fatalf("%d objects, want %d", len(objs), want)
+			}
+			if tc.pods > 0 {
+				q, ok := objs[2].(*corev1.ResourceQuota)
+				if !ok || q.Name != RunnerQuota || q.Namespace != "cozy-tf-demo" {
+					t.Fatalf("third object %T %s/%s, want ResourceQuota cozy-tf-demo/%s", objs[2], objs[2].GetNamespace(), objs[2].GetName(), RunnerQuota)
+				}
+				if len(q.Spec.Hard) != 1 || q.Spec.Hard.Pods().Value() != tc.pods {
+					t.Errorf("quota hard %v, want pods: %d", q.Spec.Hard, tc.pods)
+				}
 			}
 			sa, ok := objs[0].(*corev1.ServiceAccount)
 			if !ok || sa.Name != tc.sa || sa.Namespace != "cozy-tf-demo" {
