@@ -115,6 +115,25 @@ type TargetNamespacing interface {
 	TargetNamespaceLabels(ns string) map[string]string
 }
 
+// StorageNamespacing is implemented by backends whose backing objects stay in
+// the instance's namespace but name a platform namespace, one per tenant
+// namespace, where their own controller keeps data the tenant must not write
+// (the Helm backend: Helm's release records, through the HelmRelease's
+// spec.storageNamespace). Before writing a desired backing object that names
+// such a namespace, the reconciler creates it when it is missing, with the
+// backend's labels, and writes nothing when a namespace of that name lacks
+// them (ReasonPlatformNamespaceNotOwned), as for TargetNamespacing; the
+// backing object itself keeps its ownerReference and its place.
+type StorageNamespacing interface {
+	// StorageNamespace is the platform namespace the desired backing object
+	// (as Build and the common contract made it) names, or "" when it names
+	// none (an earlier version's object keeps its data where it is). Pure.
+	StorageNamespace(desired *unstructured.Unstructured) string
+	// StorageNamespaceLabels are the labels the storage namespace of tenant
+	// namespace ns carries. Pure.
+	StorageNamespaceLabels(ns string) map[string]string
+}
+
 // Releasing is implemented by Finalizing backends that let go of instances
 // whose definition names another backend now. The reconciler keeps a
 // metadata-only watch on such kinds, filtered to instances that carry one of

@@ -132,15 +132,15 @@ func CheckPlatformNamespace(ns *corev1.Namespace, want map[string]string) error 
 	return nil
 }
 
-// ensureNamespace creates the platform namespace name when it is missing and
-// refuses one that is not the backend's, then creates the backend's
-// NamespaceProvisioning objects there (provision.go). A namespace found once is
-// remembered; forgetNamespace drops it when a write there finds it gone.
-func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string) error {
+// ensureNamespace creates the platform namespace name of tenant namespace
+// tenant, labelled want, when it is missing and refuses one that lacks those
+// labels, then creates the backend's NamespaceProvisioning objects there
+// (provision.go). A namespace found once is remembered; forgetNamespace drops
+// it when a write there finds it gone.
+func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string, want map[string]string) error {
 	if _, ok := r.namespaces.Load(name); ok {
 		return nil
 	}
-	want := r.Backend.(TargetNamespacing).TargetNamespaceLabels(tenant)
 	ns := &corev1.Namespace{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns)
 	switch {

@@ -45,6 +45,7 @@ func (r *Reconciler) targetPhases() []phase.Phase[*target] {
 		{Name: "read", Run: r.read},         // the live backing object
 		{Name: "desired", Run: r.build},     // the backend's object and the common contract
 		{Name: "ownership", Run: r.guard},   // ours, adoptable, stale, or someone else's
+		{Name: "storage", Run: r.storage},   // the platform namespace the object names for its data
 		{Name: "suspend", Run: r.suspend},   // spec.suspend is the only field written
 		{Name: "apply", Run: r.applyTarget}, // create or server-side apply, events
 	}
@@ -79,7 +80,25 @@ func (r *Reconciler) place(ctx context.Context, t *target) error {
 	if legacy != nil {
 		return reconcileerr.Stalled(appsv1alpha1.ReasonLegacyBackingObject, errors.New(LegacyMessage(legacy, t.ns)))
 	}
-	return r.ensureNamespace(ctx, t.ns, t.inst.GetNamespace())
+	tenant := t.inst.GetNamespace()
+	return r.ensureNamespace(ctx, t.ns, tenant, r.Backend.(TargetNamespacing).TargetNamespaceLabels(tenant))
+}
+
+// storage creates the platform namespace the desired backing object names
+// for data its controller keeps (StorageNamespacing), before the object is
+// written, and writes nothing when a namespace of that name is not the
+// backend's.
+func (r *Reconciler) storage(ctx context.Context, t *target) error {
+	sn, ok := r.Backend.(StorageNamespacing)
+	if !ok {
+		return nil
+	}
+	ns := sn.StorageNamespace(t.desired)
+	if ns == "" {
+		return nil
+	}
+	tenant := t.inst.GetNamespace()
+	return r.ensureNamespace(ctx, ns, tenant, sn.StorageNamespaceLabels(tenant))
 }
 
 func (r *Reconciler) read(ctx context.Context, t *target) error {

@@ -27,7 +27,7 @@ const (
 // Rules on instances.
 const (
 	// ReservedKeyPrefix starts the top-level spec keys no kind may use.
-	ReservedKeyPrefix = "_"
+	ReservedKeyPrefix = appsv1alpha1.ReservedKeyPrefix
 	// HCLIdentifierPattern is what a Terraform kind's top-level spec keys must
 	// match: each becomes a Terraform variable (decided by api/encoding).
 	HCLIdentifierPattern = encoding.HCLIdentifierPattern

@@ -64,7 +64,24 @@ const (
 	// release.cozystack.io/helm-install-disable-wait is neither "true" nor
 	// "false".
 	ReasonInvalidDisableWaitAnnotation = "InvalidDisableWaitAnnotation"
+	// ReasonReservedKey (Stalled): the instance's spec has top-level keys
+	// starting with ReservedKeyPrefix, which are the platform's (the
+	// _namespace and _cluster values every chart reads). Admission refuses
+	// them, so such an instance was stored before the rule or while it was
+	// not enforced; the backend writes nothing for it until the keys are
+	// removed (pkg/instance CheckReservedKeys).
+	ReasonReservedKey = "ReservedKey"
+	// ReasonSourceNotPlatformOwned (Stalled): the definition names a chart,
+	// module or values source a tenant could write (cozystack.io/v1alpha1
+	// ApplicationDefinition.SourceProblems); the backend writes nothing for
+	// any instance of it until the definition is fixed.
+	ReasonSourceNotPlatformOwned = "SourceNotPlatformOwned"
 )
+
+// ReservedKeyPrefix starts the top-level spec keys no instance may use: the
+// platform's values (_namespace, _cluster) share the chart's values with the
+// instance's spec.
+const ReservedKeyPrefix = "_"
 
 // Labels on backing objects (the contract kept from upstream Cozystack).
 const (

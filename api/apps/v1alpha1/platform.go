@@ -52,3 +52,25 @@ const ReasonPlatformNamespaceNotOwned = "PlatformNamespaceNotOwned"
 // the labels the backend gives its own, so it was left untouched and nothing
 // is written in that namespace.
 const ReasonPlatformObjectNotOwned = "PlatformObjectNotOwned"
+
+// HelmStorageNamespacePrefix starts the name of the platform namespace that
+// holds Helm's release records (the HelmReleases' spec.storageNamespace) of
+// one tenant namespace: cozy-helm-<tenant namespace>, cut and hashed as
+// pkg/instance's PlatformNamespaceName does when longer than 63 characters.
+// The helm controller creates it, labelled LabelPlatformNamespace=Helm and
+// LabelTenantNamespace; tenants hold no role there.
+const HelmStorageNamespacePrefix = "cozy-helm-"
+
+// ConditionLegacyReleaseStorage (Helm; abnormal-true) is True, reason
+// ReasonReleaseStorageInTenantNamespace, while the instance's HelmRelease
+// names no spec.storageNamespace (written by an earlier version or by
+// upstream Cozystack's API), so Helm's release records are in the tenant's
+// namespace, where the tenant can write them. The helm controller leaves them
+// there (moving spec.storageNamespace alone makes helm-controller uninstall
+// the release); `cozyplane migrate release-storage` moves them. The condition
+// is removed once the HelmRelease names its platform namespace. It does not
+// change Ready.
+const ConditionLegacyReleaseStorage = "LegacyReleaseStorage"
+
+// ReasonReleaseStorageInTenantNamespace: see ConditionLegacyReleaseStorage.
+const ReasonReleaseStorageInTenantNamespace = "ReleaseStorageInTenantNamespace"

@@ -59,6 +59,15 @@ const (
 	// kube-apiserver manages itself for CRD groups); the message names the
 	// APIService and its Service. See docs/migration.md.
 	ReasonGroupShadowed = "GroupShadowed"
+	// ReasonSourceNotPlatformOwned: the definition names a chart, module or
+	// values source a tenant could write (SourceProblems, sources.go): a
+	// valuesFrom entry outside the cozystack-values family, a chartRef
+	// without a namespace or in a tenant namespace, a Terraform sourceRef in
+	// a tenant namespace. The CRD refuses such definitions when they are
+	// written, so this one was stored before the rule. The kind stays
+	// served; Ready is False (Stalled) and the backends write nothing for its
+	// instances until the definition is fixed.
+	ReasonSourceNotPlatformOwned = "SourceNotPlatformOwned"
 )
 
 // Annotations on an ApplicationDefinition, honoured as upstream Cozystack does.

@@ -17,6 +17,10 @@
 //	spec.values       the instance's spec, minus defaults the live
 //	                  HelmRelease never carried (OmitUnwrittenDefaults)
 //	spec.valuesFrom   Secret cozystack-values, then the definition's valuesFrom
+//	                  (only platform values objects: a definition naming a
+//	                  source a tenant could write gets no HelmRelease,
+//	                  SourceNotPlatformOwned; nor does an instance with
+//	                  reserved top-level keys, ReservedKey)
 //	spec.interval     5m
 //	spec.install      strategy RetryOnFailure every 30s, timeout 10m or the
 //	spec.upgrade      definition's release.cozystack.io/helm-*-timeout
@@ -94,6 +98,15 @@ func (b Backend) Build(def *instance.Definition, inst, live *unstructured.Unstru
 	hb := def.Backend.Helm
 	if hb == nil || hb.ChartRef == nil {
 		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("definition %s has no Helm chartRef", def.Name()))
+	}
+	// Fail closed: a chart or values source a tenant could write, or reserved
+	// keys that would override the platform's values, and nothing is written.
+	if err := def.Object.CheckSources(); err != nil {
+		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonSourceNotPlatformOwned,
+			fmt.Errorf("definition %s: %w; ask the platform team to fix the definition", def.Name(), err))
+	}
+	if err := instance.CheckReservedKeys(inst.Object["spec"]); err != nil {
+		return nil, err
 	}
 	if live == nil {
 		// Upstream checks this when the tenant is created only; a

@@ -96,7 +96,7 @@ spec:
     helm:
       chartRef: {kind: OCIRepository, name: kafka, namespace: cozy-system}
       valuesFrom:
-      - {kind: ConfigMap, name: kafka-defaults, valuesKey: values.yaml}
+      - {kind: ConfigMap, name: cozystack-values-kafka, valuesKey: values.yaml}
       healthCheckExprs:
       - apiVersion: kafka.strimzi.io/v1beta2
         kind: Kafka
@@ -118,7 +118,7 @@ spec:
 	if !s.Install.DisableWait || !s.Upgrade.DisableWait {
 		t.Error("disable-wait annotation not applied")
 	}
-	if len(s.ValuesFrom) != 2 || s.ValuesFrom[0].Name != "cozystack-values" || s.ValuesFrom[1].Name != "kafka-defaults" || s.ValuesFrom[1].ValuesKey != "values.yaml" {
+	if len(s.ValuesFrom) != 2 || s.ValuesFrom[0].Name != "cozystack-values" || s.ValuesFrom[1].Name != "cozystack-values-kafka" || s.ValuesFrom[1].ValuesKey != "values.yaml" {
 		t.Errorf("valuesFrom = %+v, want cozystack-values first then the definition's", s.ValuesFrom)
 	}
 	if s.WaitStrategy == nil || s.WaitStrategy.Name != helmv2.WaitStrategyPoller {
