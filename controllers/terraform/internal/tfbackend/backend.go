@@ -92,6 +92,15 @@ func (Backend) Build(def *instance.Definition, inst, live *unstructured.Unstruct
 	if tb == nil {
 		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonInvalidSpec, fmt.Errorf("definition %s has no Terraform backend", def.Name()))
 	}
+	// Fail closed: a module source a tenant could write, or reserved keys,
+	// and nothing is written.
+	if err := def.Object.CheckSources(); err != nil {
+		return nil, reconcileerr.Stalled(appsv1alpha1.ReasonSourceNotPlatformOwned,
+			fmt.Errorf("definition %s: %w; ask the platform team to fix the definition", def.Name(), err))
+	}
+	if err := instance.CheckReservedKeys(inst.Object["spec"]); err != nil {
+		return nil, err
+	}
 	vars, err := Vars(inst.Object["spec"])
 	if err != nil {
 		return nil, err
