@@ -52,6 +52,14 @@
 //     PolicyUpdated, PolicyCorrected, RolePublished, RoleDeleted,
 //     RoleNotOwned, Served, Stalled, DeletionWaiting, Released.
 //   - The readiness gauge (pkg/readiness), one series per definition.
+//   - The ResourceQuota cozystack-instances in every namespace named
+//     tenant-* (--quota-namespace-prefix), labelled
+//     app.kubernetes.io/managed-by=cozystack-appdef: count/<plural>.apps.cozystack.io
+//     of every definition's kind, --instance-quota each, the Tenant kind
+//     --tenant-quota; the namespace annotations apps.cozystack.io/instance-quota
+//     and apps.cozystack.io/tenant-quota (a number, or unlimited) override
+//     them there. A quota of that name without the label is never touched
+//     (event InstanceQuotaNotOwned on the namespace). internal/quota.
 //
 // Ready reasons (api/cozystack/v1alpha1/conditions.go):
 //

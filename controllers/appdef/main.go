@@ -6,6 +6,8 @@
 package main
 
 import (
+	"flag"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/metadata"
@@ -13,6 +15,7 @@ import (
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/appdef/internal/controller"
+	"github.com/cozyplane/cozyplane/controllers/appdef/internal/quota"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
 
@@ -20,11 +23,21 @@ import (
 const Name = "cozystack-appdef"
 
 func main() {
+	q := quota.Config{}
+	flag.IntVar(&q.Instances, "instance-quota", quota.DefaultInstances,
+		"instances of each kind of apps.cozystack.io a tenant namespace may hold (the ResourceQuota "+quota.Name+
+			" in every namespace named --quota-namespace-prefix*); 0 sets no limit. The namespace annotation "+quota.AnnotationInstances+
+			" (a number, or unlimited) overrides it there")
+	flag.IntVar(&q.Tenants, "tenant-quota", quota.DefaultTenants,
+		"child tenants (instances of the Tenant kind) a tenant namespace may hold; 0 sets no limit. The namespace annotation "+
+			quota.AnnotationTenants+" overrides it there")
+	flag.StringVar(&q.NamespacePrefix, "quota-namespace-prefix", quota.DefaultNamespacePrefix,
+		"names of the namespaces that get the instance quota start with this")
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme, cozyv1alpha1.AddToScheme},
 		Cache: func(*manager.Options) ([]manager.Customize, error) {
-			return []manager.Customize{controller.CacheOptions()}, nil
+			return []manager.Customize{controller.CacheOptions(), quota.CacheOptions()}, nil
 		},
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
 			md, err := metadata.NewForConfig(mgr.GetConfig())
@@ -39,7 +52,16 @@ func main() {
 				FieldManager: Name,
 				Workers:      opts.Workers,
 			}
-			return r.SetupWithManager(mgr)
+			if err := r.SetupWithManager(mgr); err != nil {
+				return err
+			}
+			return (&quota.Reconciler{
+				Client:       mgr.GetClient(),
+				APIReader:    mgr.GetAPIReader(),
+				Recorder:     mgr.GetEventRecorder(Name),
+				FieldManager: Name,
+				Config:       q,
+			}).SetupWithManager(mgr)
 		},
 	})
 }

@@ -1,0 +1,287 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/manager"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
+)
+
+// RBAC, on top of the appdef controller's (charts/appdef/templates/clusterrole.yaml):
+//
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch;create;patch;delete
+
+// Event reasons, on the tenant namespace.
+const (
+	// EventQuotaWritten: the namespace's default quota was created or
+	// brought to new limits.
+	EventQuotaWritten = "InstanceQuotaWritten"
+	// EventQuotaDeleted: no limit is wanted any more (annotations or
+	// flags); the controller's quota was deleted.
+	EventQuotaDeleted = "InstanceQuotaDeleted"
+	// EventQuotaNotOwned (warning): a ResourceQuota at Name is someone
+	// else's; it is left untouched.
+	EventQuotaNotOwned = "InstanceQuotaNotOwned"
+	// EventInvalidAnnotation (warning): a quota annotation of the
+	// namespace cannot be read; the quota is left as it is.
+	EventInvalidAnnotation = "InvalidInstanceQuotaAnnotation"
+)
+
+// DefaultForeignRecheckInterval is how often a namespace whose quota name
+// is taken by someone else's quota is looked at again.
+const DefaultForeignRecheckInterval = time.Minute
+
+var namespaceGVK = corev1.SchemeGroupVersion.WithKind("Namespace")
+
+// Reconciler keeps the default quota of every tenant namespace, keyed by
+// namespace name.
+//
+// Watches, and why:
+//   - Namespaces, metadata only, those Config.Covers: the input (their
+//     annotations override the limits).
+//   - ResourceQuotas labelled as ours (a cache limited to that label, see
+//     CacheOptions), and only changes outside their status (the quota
+//     controller rewrites status.used on every count): a quota someone
+//     changed or deleted is put back. One at Name without our label is read
+//     straight from the API server, and looked at again every
+//     ForeignRecheckInterval.
+//   - ApplicationDefinitions: a kind added, renamed or removed changes every
+//     tenant namespace's quota.
+type Reconciler struct {
+	Client    client.Client
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// FieldManager names the server-side apply field manager.
+	FieldManager string
+	Config       Config
+
+	ForeignRecheckInterval time.Duration
+
+	applier ssa.Applier
+}
+
+// CacheOptions limits the manager's cache of ResourceQuotas to ours.
+func CacheOptions() manager.Customize {
+	return func(o *ctrl.Options) {
+		if o.Cache.ByObject == nil {
+			o.Cache.ByObject = map[client.Object]cache.ByObject{}
+		}
+		o.Cache.ByObject[&corev1.ResourceQuota{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy})}
+	}
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.ForeignRecheckInterval <= 0 {
+		r.ForeignRecheckInterval = DefaultForeignRecheckInterval
+	}
+	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.FieldManager, Creates: r.APIReader}
+	covered := predicate.NewPredicateFuncs(func(o client.Object) bool { return r.Config.Covers(o.GetName()) })
+	byNamespace := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetNamespace()}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("instance-quota").
+		For(&corev1.Namespace{}, builder.OnlyMetadata, builder.WithPredicates(covered)).
+		Watches(&corev1.ResourceQuota{}, byNamespace, builder.WithPredicates(outsideStatus())).
+		Watches(&cozyv1alpha1.ApplicationDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces), builder.WithPredicates(kindChanged())).
+		Complete(r)
+}
+
+// outsideStatus lets through creations, deletions and the updates that
+// change a quota's labels or spec.
+func outsideStatus() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, _ := e.ObjectOld.(*corev1.ResourceQuota)
+		n, _ := e.ObjectNew.(*corev1.ResourceQuota)
+		return o == nil || n == nil || !reflect.DeepEqual(o.Labels, n.Labels) || !reflect.DeepEqual(o.Annotations, n.Annotations) ||
+			!reflect.DeepEqual(o.Spec, n.Spec)
+	}}
+}
+
+// kindChanged lets through creations, deletions and the updates that change
+// a definition's kind or plural.
+func kindChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, _ := e.ObjectOld.(*cozyv1alpha1.ApplicationDefinition)
+		n, _ := e.ObjectNew.(*cozyv1alpha1.ApplicationDefinition)
+		return o == nil || n == nil || kindOf(o) != kindOf(n)
+	}}
+}
+
+func kindOf(d *cozyv1alpha1.ApplicationDefinition) Kind {
+	return Kind{Kind: d.Spec.Application.Kind, Plural: d.Spec.Application.Plural}
+}
+
+// allNamespaces maps a definition event to every covered namespace.
+func (r *Reconciler) allNamespaces(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+	if err := r.Client.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "listing namespaces after a definition change")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if r.Config.Covers(list.Items[i].Name) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		}
+	}
+	return out
+}
+
+// Reconcile brings one tenant namespace's default quota in line.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if !r.Config.Covers(req.Name) {
+		return ctrl.Result{}, nil
+	}
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(namespaceGVK)
+	if err := r.Client.Get(ctx, req.NamespacedName, ns); err != nil {
+		// Gone: its quota went with it.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if ns.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	limits, err := LimitsFor(r.Config, ns.Annotations)
+	if err != nil {
+		// Fixed only by a change of the namespace, which is watched.
+		r.Recorder.Eventf(ns, nil, corev1.EventTypeWarning, EventInvalidAnnotation, "Reconcile",
+			"%v; the namespace's instance quota %s is left as it is. Fix the annotation", err, Name)
+		return ctrl.Result{}, nil
+	}
+	defs := &cozyv1alpha1.ApplicationDefinitionList{}
+	if err := r.Client.List(ctx, defs); err != nil {
+		return ctrl.Result{}, err
+	}
+	kinds := make([]Kind, 0, len(defs.Items))
+	for i := range defs.Items {
+		kinds = append(kinds, kindOf(&defs.Items[i]))
+	}
+	hard := Hard(SortKinds(kinds), limits)
+
+	live, err := r.live(ctx, req.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	action, err := Decide(live, hard)
+	var notOwned *NotOwnedError
+	if errors.As(err, &notOwned) {
+		r.Recorder.Eventf(ns, nil, corev1.EventTypeWarning, EventQuotaNotOwned, "Reconcile", "%s", err.Error())
+		log.FromContext(ctx).Info("quota not owned", "namespace", req.Name, "reason", err.Error())
+		return ctrl.Result{RequeueAfter: r.ForeignRecheckInterval}, nil
+	}
+	switch action {
+	case Apply:
+		return ctrl.Result{}, r.apply(ctx, ns, live, Desired(req.Name, hard))
+	case Delete:
+		err := r.Client.Delete(ctx, live, client.Preconditions{UID: &live.UID})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("deleting ResourceQuota %s/%s: %w", req.Name, Name, err)
+		}
+		r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, EventQuotaDeleted, "Delete",
+			"no instance limit is wanted in %s (flags or annotations %s, %s): ResourceQuota %s deleted", req.Name, AnnotationInstances, AnnotationTenants, Name)
+	}
+	return ctrl.Result{}, nil
+}
+
+// live reads the quota at Name: from the cache (ours), else from the API
+// server (someone else's, which the cache does not hold). nil when absent.
+func (r *Reconciler) live(ctx context.Context, ns string) (*corev1.ResourceQuota, error) {
+	key := types.NamespacedName{Namespace: ns, Name: Name}
+	q := &corev1.ResourceQuota{}
+	err := r.Client.Get(ctx, key, q)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, q)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, Name, err)
+	}
+	return q, nil
+}
+
+func (r *Reconciler) apply(ctx context.Context, ns client.Object, live, desired *corev1.ResourceQuota) error {
+	u, err := toUnstructured(desired)
+	if err != nil {
+		return err
+	}
+	// Only what we set: an empty creation time or status would never match.
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "status")
+	var liveU *unstructured.Unstructured
+	if live != nil {
+		if liveU, err = toUnstructured(live); err != nil {
+			return err
+		}
+	}
+	res, err := r.applier.Apply(ctx, u, liveU)
+	if apierrors.IsAlreadyExists(err) {
+		// Created by someone else since it was read: decided again.
+		return fmt.Errorf("ResourceQuota %s/%s appeared while it was being created: %w", desired.Namespace, Name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("writing ResourceQuota %s/%s: %w", desired.Namespace, Name, err)
+	}
+	if res != ssa.Unchanged {
+		r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, EventQuotaWritten, "Apply",
+			"ResourceQuota %s %s: %s", Name, res, describe(desired.Spec.Hard))
+		log.FromContext(ctx).Info("instance quota written", "namespace", desired.Namespace, "result", res.String())
+	}
+	return nil
+}
+
+func toUnstructured(q *corev1.ResourceQuota) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(q)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ResourceQuota"))
+	return u, nil
+}
+
+// describe lists a quota's limits, sorted.
+func describe(hard corev1.ResourceList) string {
+	keys := make([]string, 0, len(hard))
+	for k := range hard {
+		keys = append(keys, string(k))
+	}
+	sortStrings(keys)
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		q := hard[corev1.ResourceName(k)]
+		s += k + "=" + q.String()
+	}
+	return s
+}
