@@ -46,6 +46,10 @@ func (r *Reconciler) phases() []phase.Phase[*serving] {
 		{Name: "crd", Run: r.applyCRD},            // written; waits when it changed
 		{Name: "established", Run: r.established}, // the API server serves it
 		{Name: "routing", Run: r.routed},          // no APIService sends the group elsewhere
+		// Last, so a definition stored before the CRD's source rules keeps
+		// its kind served (its instances stay readable and deletable) and
+		// only says what to fix; the backends write nothing for it.
+		{Name: "sources", Run: checkSources},
 	}
 }
 
@@ -177,6 +181,17 @@ func (r *Reconciler) routed(ctx context.Context, s *serving) error {
 	}
 	if msg := shadowMessage(route, s.def.Spec.Application.Kind, s.crdName); msg != "" {
 		return stalled(cozyv1alpha1.ReasonGroupShadowed, "%s", msg)
+	}
+	return nil
+}
+
+// checkSources: a chart, module or values source a tenant could write. The
+// CRD refuses such definitions on write; one stored before that is reported
+// here (ReasonSourceNotPlatformOwned), and the backends refuse its instances.
+func checkSources(_ context.Context, s *serving) error {
+	if err := s.def.CheckSources(); err != nil {
+		return stalled(cozyv1alpha1.ReasonSourceNotPlatformOwned,
+			"CRD %s serves kind %s, but no backing object is written for its instances: %s", s.crdName, s.def.Spec.Application.Kind, err)
 	}
 	return nil
 }
