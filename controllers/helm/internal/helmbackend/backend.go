@@ -29,12 +29,17 @@
 //	spec.maxHistory   5
 //	spec.waitStrategy the definition's (poller when healthCheckExprs are set)
 //	spec.healthCheckExprs the definition's
+//	spec.storageNamespace cozy-helm-<namespace> on a new HelmRelease; an
+//	                  existing one keeps its own (DesiredStorageNamespace,
+//	                  storage.go)
 //
 // A Tenant whose namespace would exceed 63 characters gets no HelmRelease
 // (CheckTenantNamespace).
 //
 // Status: Ready and Released are copied with their reason and message;
-// status.version is the HelmRelease's lastAttemptedRevision.
+// status.version is the HelmRelease's lastAttemptedRevision;
+// LegacyReleaseStorage says when the release records are still in the
+// tenant's namespace (storage.go).
 package helmbackend
 
 import (
@@ -142,6 +147,7 @@ func (b Backend) Build(def *instance.Definition, inst, live *unstructured.Unstru
 		ValuesFrom:       append([]helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecretName}}, hb.ValuesFrom...),
 		HealthCheckExprs: hb.HealthCheckExprs,
 		WaitStrategy:     waitStrategy(hb.WaitStrategy, len(hb.HealthCheckExprs) > 0),
+		StorageNamespace: DesiredStorageNamespace(inst.GetNamespace(), live),
 	}
 	if values, ok := inst.Object["spec"]; ok && values != nil {
 		if vm, ok := values.(map[string]any); ok && live != nil {
@@ -215,6 +221,7 @@ func (Backend) ProjectStatus(def *instance.Definition, inst, target *unstructure
 		return
 	}
 	status.Backend.Name = target.GetName()
+	projectStorage(h, target)
 	// Project reads the name, the generation and the status: the spec
 	// (values and all) is not converted.
 	hr := &helmv2.HelmRelease{}

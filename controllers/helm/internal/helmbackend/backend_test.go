@@ -67,6 +67,7 @@ spec:
     replicas: 2
     size: 10Gi
     users: {app: {readonly: false}}
+  storageNamespace: cozy-helm-tenant-a
 `)
 	if diff := cmp.Diff(want.Object, instancetest.Normalise(t, got.Object)); diff != "" {
 		t.Fatalf("HelmRelease spec (-want +got):\n%s", diff)
@@ -230,7 +231,7 @@ func TestProject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			obj["spec"] = map[string]any{"values": map[string]any{"replicas": int64(2)}, "interval": "5m"}
+			obj["spec"] = map[string]any{"values": map[string]any{"replicas": int64(2)}, "interval": "5m", "storageNamespace": "cozy-helm-tenant-a"}
 			inst := &unstructured.Unstructured{}
 			inst.SetGeneration(7)
 			viaCache := &appsv1alpha1.ApplicationStatus{}
