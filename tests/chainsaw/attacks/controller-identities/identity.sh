@@ -46,8 +46,11 @@ ns-labels)
 helm)
   H=cozy-system:cozystack-helm
   rbac yes "$H" create helmreleases.helm.toolkit.fluxcd.io "$ns"
-  labelled_hr made | $a allow -- kubectl -n "$ns" "$(sa $H)" create --dry-run=server -f -
-  $a allow -- kubectl -n "$ns" "$(sa $H)" patch helmrelease id-web --type=merge -p '{"spec":{"interval":"10m"}}' --dry-run=server
+  # a HelmRelease shaped as the backend writes it (cozystack-helm-identity-policy; tests/chainsaw/attacks/helm-identity)
+  { labelled_hr made | sed 's|^  labels:|  ownerReferences: [{apiVersion: apps.cozystack.io/v1alpha1, kind: E2eIdApp, name: made, uid: 00000000-0000-0000-0000-000000000001, controller: true}]\n  labels:|;s|name: chart}|name: chart, namespace: cozy-system}|'
+    printf '  valuesFrom: [{kind: Secret, name: cozystack-values}]\n'; } | $a allow -- kubectl -n "$ns" "$(sa $H)" create --dry-run=server -f -
+  # id-web carries the labels but no controller owner reference: not an instance's, so not the backend's to change
+  $a deny cozystack-helm-identity-policy "controller owner reference" -- kubectl -n "$ns" "$(sa $H)" patch helmrelease id-web --type=merge -p '{"spec":{"interval":"10m"}}' --dry-run=server
   $a allow -- kubectl -n "$ns" "$(sa $H)" delete helmrelease id-web --dry-run=server
   # what its role does not grant at all
   rbac no "$H" patch helmreleases.helm.toolkit.fluxcd.io "$ns" status
