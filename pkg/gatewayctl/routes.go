@@ -128,7 +128,7 @@ func AttachedRoutes(ctx context.Context, reader client.Reader, tgw *gatewayv1alp
 	}
 	var out []Route
 	add := func(kind string, obj client.Object, hostnames []gatewayv1.Hostname) error {
-		if controlledBy(obj, tgw) {
+		if ControlledBy(obj, tgw) {
 			return nil
 		}
 		ok, err := admits(obj.GetNamespace())
@@ -164,11 +164,6 @@ func AttachedRoutes(ctx context.Context, reader client.Reader, tgw *gatewayv1alp
 		}
 	}
 	return out, nil
-}
-
-func controlledBy(obj client.Object, tgw *gatewayv1alpha1.TenantGateway) bool {
-	ref := metav1.GetControllerOfNoCopy(obj)
-	return ref != nil && ref.UID == tgw.UID
 }
 
 // ConflictLoser reports whether route-conflicts marked the route not

@@ -8,8 +8,6 @@ package instance
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -37,22 +35,11 @@ import (
 // backing object the instance still owned.
 const EventBackingObjectDeleted = "BackingObjectDeleted"
 
-// maxNamespace is the longest namespace name (a DNS-1123 label).
-const maxNamespace = 63
-
-// PlatformNamespaceName is prefix followed by the tenant namespace ns, a valid
-// namespace name for every valid ns and a prefix of at most 40 characters
-// that starts with a letter and ends with "-": when prefix+ns is longer than
-// 63 characters, ns is cut and the first 8 hex characters of sha256(ns) are
-// appended after a "-", so two long namespaces sharing a beginning still get
-// different names. Pure.
+// PlatformNamespaceName is prefix followed by the tenant namespace ns, cut
+// and hashed when longer than a namespace name may be: see
+// appsv1alpha1.PlatformNamespaceName, which cozyplane's commands share. Pure.
 func PlatformNamespaceName(prefix, ns string) string {
-	if len(prefix)+len(ns) <= maxNamespace {
-		return prefix + ns
-	}
-	sum := sha256.Sum256([]byte(ns))
-	keep := maxNamespace - len(prefix) - 1 - 8
-	return prefix + ns[:keep] + "-" + hex.EncodeToString(sum[:])[:8]
+	return appsv1alpha1.PlatformNamespaceName(prefix, ns)
 }
 
 // targetNamespace is where inst's backing object lives, and whether that is
@@ -97,13 +84,14 @@ func DecidePlatform(kind string, live client.Object, inst client.Object) (owners
 		return ownership.Absent, nil
 	}
 	l := live.GetLabels()
-	if uid := l[appsv1alpha1.LabelApplicationUID]; uid != "" && uid == string(inst.GetUID()) {
+	if LabelsName(l, inst) {
 		return ownership.Controlled, nil
 	}
 	held := "carries no " + appsv1alpha1.LabelApplicationUID + " label"
 	if uid := l[appsv1alpha1.LabelApplicationUID]; uid != "" {
-		held = fmt.Sprintf("belongs to %s %s/%s (uid %s), not to this instance (uid %s)", l[appsv1alpha1.LabelApplicationKind],
-			l[appsv1alpha1.LabelApplicationNamespace], l[appsv1alpha1.LabelApplicationName], uid, inst.GetUID())
+		held = fmt.Sprintf("belongs to %s %s/%s (uid %s), not to this instance (%s %s/%s, uid %s)", l[appsv1alpha1.LabelApplicationKind],
+			l[appsv1alpha1.LabelApplicationNamespace], l[appsv1alpha1.LabelApplicationName], uid,
+			inst.GetObjectKind().GroupVersionKind().Kind, inst.GetNamespace(), inst.GetName(), inst.GetUID())
 	}
 	e := &ownership.NotOwnedError{Kind: kind, Namespace: live.GetNamespace(), Name: live.GetName(),
 		OwnerKind: inst.GetObjectKind().GroupVersionKind().Kind, OwnerName: inst.GetName()}
@@ -111,6 +99,17 @@ func DecidePlatform(kind string, live client.Object, inst client.Object) (owners
 		"%s %s/%s already exists in the platform namespace and %s, so it was left untouched: "+
 			"a platform administrator must delete it (an instance deleted and created again gets a new uid)",
 		kind, live.GetNamespace(), live.GetName(), held)}
+}
+
+// LabelsName reports whether labels name inst as a whole: its uid, kind,
+// namespace and name, as PlatformLabels and the application labels write
+// them. The uid alone is not taken for the instance. Pure.
+func LabelsName(labels map[string]string, inst client.Object) bool {
+	uid := labels[appsv1alpha1.LabelApplicationUID]
+	return uid != "" && uid == string(inst.GetUID()) &&
+		labels[appsv1alpha1.LabelApplicationKind] == inst.GetObjectKind().GroupVersionKind().Kind &&
+		labels[appsv1alpha1.LabelApplicationNamespace] == inst.GetNamespace() &&
+		labels[appsv1alpha1.LabelApplicationName] == inst.GetName()
 }
 
 // CheckPlatformNamespace returns nil when ns carries every label in want
@@ -190,7 +189,7 @@ func (r *Reconciler) legacyTarget(ctx context.Context, def *Definition, inst *un
 	if err != nil || live == nil {
 		return nil, err
 	}
-	if ref := metav1.GetControllerOfNoCopy(live); ref != nil && ref.UID == inst.GetUID() {
+	if ownership.IsControlledBy(live, ownerOf(inst)) {
 		return live, nil
 	}
 	return nil, nil
@@ -220,12 +219,12 @@ func (r *Reconciler) ownedTargets(ctx context.Context, inst client.Object) ([]*u
 	}); err != nil {
 		return nil, err
 	}
+	owner := ownership.Owner{GVK: inst.GetObjectKind().GroupVersionKind(), Name: inst.GetName(), UID: string(inst.GetUID())}
 	var out []*unstructured.Unstructured
 	for i := range list.Items {
 		o := &list.Items[i]
-		ref := metav1.GetControllerOfNoCopy(o)
-		if o.GetLabels()[appsv1alpha1.LabelApplicationUID] == string(inst.GetUID()) ||
-			ref != nil && ref.UID == inst.GetUID() && o.GetNamespace() == inst.GetNamespace() {
+		if LabelsName(o.GetLabels(), inst) ||
+			o.GetNamespace() == inst.GetNamespace() && ownership.IsControlledBy(o, owner) {
 			out = append(out, o)
 		}
 	}

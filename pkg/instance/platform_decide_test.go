@@ -63,11 +63,24 @@ func TestDecidePlatform(t *testing.T) {
 		msg  string
 	}{
 		{"absent", nil, ownership.Absent, ""},
-		{"ours", obj(map[string]string{appsv1alpha1.LabelApplicationUID: "uid-1"}), ownership.Controlled, ""},
+		{"ours", obj(map[string]string{appsv1alpha1.LabelApplicationUID: "uid-1",
+			appsv1alpha1.LabelApplicationKind: "Gadget", appsv1alpha1.LabelApplicationNamespace: "tenant-a", appsv1alpha1.LabelApplicationName: "g"}),
+			ownership.Controlled, ""},
+		{"its uid alone", obj(map[string]string{appsv1alpha1.LabelApplicationUID: "uid-1"}), ownership.Foreign,
+			"belongs to  / (uid uid-1), not to this instance (Gadget tenant-a/g, uid uid-1)"},
+		{"its uid under another kind", obj(map[string]string{appsv1alpha1.LabelApplicationUID: "uid-1",
+			appsv1alpha1.LabelApplicationKind: "Widget", appsv1alpha1.LabelApplicationNamespace: "tenant-a", appsv1alpha1.LabelApplicationName: "g"}),
+			ownership.Foreign, "belongs to Widget tenant-a/g (uid uid-1)"},
+		{"its uid under another namespace", obj(map[string]string{appsv1alpha1.LabelApplicationUID: "uid-1",
+			appsv1alpha1.LabelApplicationKind: "Gadget", appsv1alpha1.LabelApplicationNamespace: "tenant-b", appsv1alpha1.LabelApplicationName: "g"}),
+			ownership.Foreign, "belongs to Gadget tenant-b/g (uid uid-1)"},
+		{"its uid under another name", obj(map[string]string{appsv1alpha1.LabelApplicationUID: "uid-1",
+			appsv1alpha1.LabelApplicationKind: "Gadget", appsv1alpha1.LabelApplicationNamespace: "tenant-a", appsv1alpha1.LabelApplicationName: "h"}),
+			ownership.Foreign, "belongs to Gadget tenant-a/h (uid uid-1)"},
 		{"unlabelled", obj(nil), ownership.Foreign, "carries no apps.cozystack.io/application.uid label"},
 		{"an earlier instance of the same name", obj(map[string]string{appsv1alpha1.LabelApplicationUID: "uid-0",
 			appsv1alpha1.LabelApplicationKind: "Gadget", appsv1alpha1.LabelApplicationNamespace: "tenant-a", appsv1alpha1.LabelApplicationName: "g"}),
-			ownership.Foreign, "belongs to Gadget tenant-a/g (uid uid-0), not to this instance (uid uid-1)"},
+			ownership.Foreign, "belongs to Gadget tenant-a/g (uid uid-0), not to this instance (Gadget tenant-a/g, uid uid-1)"},
 	} {
 		var live client.Object
 		if tc.live != nil {

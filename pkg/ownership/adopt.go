@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Verdict is what a controller may do with the object at a derived name.
@@ -56,7 +57,7 @@ func Decide(kind string, existing metav1.Object, claim Claim) (Verdict, error) {
 		return Absent, nil
 	}
 	ref := metav1.GetControllerOfNoCopy(existing)
-	if ref != nil && string(ref.UID) == claim.Owner.UID {
+	if ref != nil && claim.Owner.Is(*ref) {
 		return Controlled, nil
 	}
 	e := &NotOwnedError{
@@ -65,6 +66,10 @@ func Decide(kind string, existing metav1.Object, claim Claim) (Verdict, error) {
 	}
 	if ref != nil {
 		e.Controller = ref.Kind + " " + ref.Name
+		if ref.UID != "" && string(ref.UID) == claim.Owner.UID {
+			e.Controller = fmt.Sprintf("%s %s (apiVersion %s)", ref.Kind, ref.Name, ref.APIVersion)
+			e.Mismatch = mismatch(*ref, claim.Owner)
+		}
 	}
 	if claim.AdoptUID == "" {
 		return Foreign, e
@@ -82,6 +87,26 @@ func Decide(kind string, existing metav1.Object, claim Claim) (Verdict, error) {
 		return Adopt, nil
 	}
 	return Foreign, e
+}
+
+// mismatch says how ref, which carries owner's uid, fails to name owner.
+func mismatch(ref metav1.OwnerReference, owner Owner) string {
+	var wrong []string
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	switch {
+	case err != nil:
+		wrong = append(wrong, fmt.Sprintf("apiVersion %q cannot be parsed", ref.APIVersion))
+	case gv.Group != owner.GVK.Group:
+		wrong = append(wrong, fmt.Sprintf("API group %q (want %q)", gv.Group, owner.GVK.Group))
+	}
+	if ref.Kind != owner.GVK.Kind {
+		wrong = append(wrong, fmt.Sprintf("kind %q (want %q)", ref.Kind, owner.GVK.Kind))
+	}
+	if ref.Name != owner.Name {
+		wrong = append(wrong, fmt.Sprintf("name %q (want %q)", ref.Name, owner.Name))
+	}
+	return "its controller reference carries the uid of " + owner.GVK.Kind + " " + owner.Name +
+		" but does not name the owner: " + strings.Join(wrong, ", ")
 }
 
 func mismatchedLabels(have, want map[string]string) []string {

@@ -29,6 +29,10 @@ type NotOwnedError struct {
 	// OwnerKind and OwnerName identify who expected to own it.
 	OwnerKind string
 	OwnerName string
+	// Mismatch says how a controller reference that carries the owner's uid
+	// fails to name the owner (another API group, kind or name); "" when the
+	// controller, if any, has another uid.
+	Mismatch string
 	// Refusal says why an adoption proof was not honoured ("" when there
 	// was none).
 	Refusal string
@@ -47,6 +51,9 @@ func (e *NotOwnedError) Error() string {
 		obj = e.Namespace + "/" + e.Name
 	}
 	msg := fmt.Sprintf("%s %s already exists and %s, so it was left untouched", e.Kind, obj, held)
+	if e.Mismatch != "" {
+		msg += " (" + e.Mismatch + ")"
+	}
 	if e.Refusal != "" {
 		msg += " (not adopted: " + e.Refusal + ")"
 	}
@@ -68,6 +75,24 @@ type Owner struct {
 	GVK  schema.GroupVersionKind
 	Name string
 	UID  string
+}
+
+// Is reports whether ref names owner: the same API group (parsed from
+// apiVersion; the version may differ, as an owner is served in several), kind,
+// name and uid. The uid alone is not enough: anyone who can write an object
+// can copy an owner's uid into a reference under another apiVersion, kind or
+// name, which no garbage collector and no reader of the reference would take
+// for that owner.
+func (o Owner) Is(ref metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && ref.UID != "" && string(ref.UID) == o.UID &&
+		gv.Group == o.GVK.Group && ref.Kind == o.GVK.Kind && ref.Name == o.Name
+}
+
+// IsControlledBy reports whether obj's controller reference names owner (Is).
+func IsControlledBy(obj metav1.Object, owner Owner) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && owner.Is(*ref)
 }
 
 // Check returns nil when existing is nil (nothing there yet) or controlled by

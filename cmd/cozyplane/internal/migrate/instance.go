@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/ownerref"
 )
 
 // InstanceObject is the instance --apply creates for an ActionCreate entry:
@@ -99,7 +100,7 @@ func readyCondition(u *unstructured.Unstructured) *metav1.Condition {
 }
 
 func isInstanceRef(ref *metav1.OwnerReference, kind, name string) bool {
-	return ref.APIVersion == appsv1alpha1.GroupVersion.String() && ref.Kind == kind && ref.Name == name
+	return ownerref.Points(*ref, appsv1alpha1.GroupVersion.WithKind(kind), name)
 }
 
 // SpecFromValues is the instance spec read back from HelmRelease values the
@@ -134,9 +135,9 @@ func Unprefixed(m map[string]string, prefix string) map[string]string {
 }
 
 // Adopted reports whether the HelmRelease is controlled by the instance
-// (same kind, name and uid). Pure.
+// (same API group, kind, name and uid). Pure.
 func Adopted(controller *metav1.OwnerReference, kind, name string, instanceUID types.UID) bool {
-	return controller != nil && isInstanceRef(controller, kind, name) && controller.UID == instanceUID
+	return controller != nil && ownerref.Names(*controller, appsv1alpha1.GroupVersion.WithKind(kind), name, instanceUID)
 }
 
 // ExistingInstanceVerdict decides about an instance found where --apply

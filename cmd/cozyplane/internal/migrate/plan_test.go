@@ -365,7 +365,12 @@ func TestAdopted(t *testing.T) {
 		{instanceRef("Postgres", "orders", "other"), false},
 		{instanceRef("Redis", "orders", "inst"), false},
 		{instanceRef("Postgres", "billing", "inst"), false},
-		{&metav1.OwnerReference{APIVersion: "apps.cozystack.io/v1beta1", Kind: "Postgres", Name: "orders", UID: "inst"}, false},
+		// The controller takes another version of the group for the instance.
+		{&metav1.OwnerReference{APIVersion: "apps.cozystack.io/v1beta1", Kind: "Postgres", Name: "orders", UID: "inst"}, true},
+		// The instance's uid under another group is not the instance.
+		{&metav1.OwnerReference{APIVersion: "evil.example.com/v1alpha1", Kind: "Postgres", Name: "orders", UID: "inst"}, false},
+		{&metav1.OwnerReference{APIVersion: "Apps.Cozystack.io/v1alpha1", Kind: "Postgres", Name: "orders", UID: "inst"}, false},
+		{&metav1.OwnerReference{APIVersion: "apps.cozystack.io", Kind: "Postgres", Name: "orders", UID: "inst"}, false},
 	} {
 		if got := Adopted(tt.ref, "Postgres", "orders", "inst"); got != tt.want {
 			t.Errorf("%+v: %v", tt.ref, got)

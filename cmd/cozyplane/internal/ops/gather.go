@@ -18,6 +18,7 @@ import (
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/ownerref"
 )
 
 // labelApplicationNamespace names the instance's namespace on a backing
@@ -305,7 +306,7 @@ func (g *Gatherer) getOptional(ctx context.Context, gk schema.GroupKind, ns, nam
 
 func controlledBy(obj, owner *unstructured.Unstructured) bool {
 	for _, r := range obj.GetOwnerReferences() {
-		if r.Controller != nil && *r.Controller && r.UID == owner.GetUID() {
+		if ownerref.IsController(r) && ownerref.Names(r, owner.GroupVersionKind(), owner.GetName(), owner.GetUID()) {
 			return true
 		}
 	}

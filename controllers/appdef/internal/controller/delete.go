@@ -15,6 +15,7 @@ import (
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 )
 
@@ -38,7 +39,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *cozyv1alpha1.Appl
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if ref := metav1.GetControllerOfNoCopy(live); found && ref != nil && ref.UID == def.UID {
+		if found && ownership.IsControlledBy(live, definitionOwner(def)) {
 			owned = append(owned, *live)
 		}
 	}

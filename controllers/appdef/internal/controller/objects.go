@@ -9,7 +9,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,7 +48,7 @@ func (r *Reconciler) ownedCRDs(ctx context.Context, def *cozyv1alpha1.Applicatio
 	}
 	var out []apiextensionsv1.CustomResourceDefinition
 	for _, crd := range list.Items {
-		if ref := metav1.GetControllerOfNoCopy(&crd); ref != nil && ref.UID == def.UID {
+		if ownership.IsControlledBy(&crd, definitionOwner(def)) {
 			out = append(out, crd)
 		}
 	}

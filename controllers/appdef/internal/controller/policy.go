@@ -11,7 +11,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,8 +80,7 @@ func keyChecks(all []cozyv1alpha1.ApplicationDefinition, crds []apiextensionsv1.
 		}
 		out = append(out, keyCheck{plural: def.Spec.Application.Plural, policy: objs.Policy})
 		for j := range crds {
-			ref := metav1.GetControllerOfNoCopy(&crds[j])
-			if p := crds[j].Spec.Names.Plural; ref != nil && ref.UID == def.UID && p != def.Spec.Application.Plural {
+			if p := crds[j].Spec.Names.Plural; ownership.IsControlledBy(&crds[j], definitionOwner(def)) && p != def.Spec.Application.Plural {
 				out = append(out, keyCheck{plural: p, policy: objs.Policy})
 			}
 		}

@@ -150,8 +150,7 @@ func (r *Reconciler) deleteRoles(ctx context.Context, def *cozyv1alpha1.Applicat
 	}
 	for i := range list.Items {
 		role := &list.Items[i]
-		ref := metav1.GetControllerOfNoCopy(role)
-		if keep[role.Name] || ref == nil || ref.UID != def.UID || role.DeletionTimestamp != nil {
+		if keep[role.Name] || !ownership.IsControlledBy(role, definitionOwner(def)) || role.DeletionTimestamp != nil {
 			continue
 		}
 		if err := r.Client.Delete(ctx, role, client.Preconditions{UID: ptr.To(role.UID)}); err != nil {

@@ -60,7 +60,7 @@ func (r *Reconciler) serve(ctx context.Context, def *cozyv1alpha1.ApplicationDef
 	s := &serving{
 		def:     def,
 		crdName: cozyschema.CRDName(app.Plural),
-		owner:   ownership.Owner{GVK: definitionGVK, Name: def.Name, UID: string(def.UID)},
+		owner:   definitionOwner(def),
 		live:    &apiextensionsv1.CustomResourceDefinition{},
 	}
 	def.Status.CRDName = s.crdName

@@ -30,11 +30,19 @@ import (
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/manager"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
 var definitionGVK = cozyv1alpha1.GroupVersion.WithKind("ApplicationDefinition")
+
+// definitionOwner is def as the controller owner of its CRD and ClusterRoles:
+// what they are checked against (ownership.IsControlledBy), by group, kind,
+// name and uid.
+func definitionOwner(def *cozyv1alpha1.ApplicationDefinition) ownership.Owner {
+	return ownership.Owner{GVK: definitionGVK, Name: def.Name, UID: string(def.UID)}
+}
 
 // Reconciler serves one CRD per ApplicationDefinition.
 //

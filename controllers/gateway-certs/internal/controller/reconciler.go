@@ -123,7 +123,7 @@ func (r *Reconciler) issuer(ctx context.Context, c *certs) error {
 		return err
 	}
 	switch {
-	case found && !metav1.IsControlledBy(&live, tgw):
+	case found && !gatewayctl.ControlledBy(&live, tgw):
 		if issuer != nil {
 			c.state.Refused = append(c.state.Refused, r.Refuse("Issuer", "Issuer", &live, tgw).Error())
 		}
@@ -158,7 +158,7 @@ func (r *Reconciler) certificates(ctx context.Context, c *certs) error {
 		if err != nil {
 			return err
 		}
-		if found && !metav1.IsControlledBy(&live, tgw) {
+		if found && !gatewayctl.ControlledBy(&live, tgw) {
 			c.state.Refused = append(c.state.Refused, r.Refuse("Certificate", "Certificate", &live, tgw).Error())
 			continue
 		}
@@ -199,7 +199,7 @@ func (r *Reconciler) stale(ctx context.Context, c *certs) error {
 	}
 	for i := range certs.Items {
 		c := &certs.Items[i]
-		if wanted[c.Name] || !metav1.IsControlledBy(c, tgw) {
+		if wanted[c.Name] || !gatewayctl.ControlledBy(c, tgw) {
 			continue
 		}
 		if err := r.Delete(ctx, tgw, c, "Certificate", "no HTTPS listener of the Gateway references it any more"); err != nil {

@@ -232,7 +232,7 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 // state: ListenersReady False with the reason, the listeners as they are.
 func (r *Reconciler) failed(tgw *gatewayv1alpha1.TenantGateway, gw *gatewayv1.Gateway, rejected []tenantgateway.RejectedHostname, reason, message string) gatewayctl.Status {
 	var current []gatewayv1.Listener
-	if gw != nil && metav1.IsControlledBy(gw, tgw) {
+	if gw != nil && gatewayctl.ControlledBy(gw, tgw) {
 		current = gw.Spec.Listeners
 	}
 	statuses, _ := tenantgateway.ListenersStatus(current, gw)
