@@ -5,6 +5,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,7 +120,7 @@ kubectl plugin "kubectl cozyplane".`,
 	cmd.SetErr(streams.ErrOut)
 	root := &Root{Streams: streams, Kube: newKube(cmd.PersistentFlags())}
 	cmd.AddCommand(newMigrateCommand(root), newGetCommand(root), newTraceCommand(root), newReconcileCommand(root),
-		newSuspendCommand(root, true), newSuspendCommand(root, false), newApproveCommand(root))
+		newSuspendCommand(root, true), newSuspendCommand(root, false), newApproveCommand(root), newCheckCommand(root))
 	return cmd, root
 }
 
@@ -128,6 +129,10 @@ func Execute() int {
 	streams := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	cmd := NewRootCommand(os.Args[0], streams)
 	if err := cmd.Execute(); err != nil {
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			return exit.Code
+		}
 		fmt.Fprintln(streams.ErrOut, "error:", err)
 		return 1
 	}

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/check"
 )
 
 const kubeconfig = `apiVersion: v1
@@ -127,6 +130,20 @@ func TestMalformedReferenceIsRefusedBeforeAnyRequest(t *testing.T) {
 		_, err := run(t, "cozyplane", cmd, "orders", "--kubeconfig", "/nonexistent")
 		if err == nil || !strings.Contains(err.Error(), `"orders" is not KIND/NAME`) {
 			t.Errorf("%s: got %v", cmd, err)
+		}
+	}
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	for v, want := range map[check.Verdict]int{check.Pass: 0, check.Fail: ExitCheckFailed, check.Unknown: ExitCheckUnknown} {
+		err := CheckExit(check.Report{Verdict: v})
+		got := 0
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			got = exit.Code
+		}
+		if got != want {
+			t.Errorf("%s: exit %d, want %d", v, got, want)
 		}
 	}
 }
