@@ -8,8 +8,6 @@ package instance
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -37,22 +35,11 @@ import (
 // backing object the instance still owned.
 const EventBackingObjectDeleted = "BackingObjectDeleted"
 
-// maxNamespace is the longest namespace name (a DNS-1123 label).
-const maxNamespace = 63
-
-// PlatformNamespaceName is prefix followed by the tenant namespace ns, a valid
-// namespace name for every valid ns and a prefix of at most 40 characters
-// that starts with a letter and ends with "-": when prefix+ns is longer than
-// 63 characters, ns is cut and the first 8 hex characters of sha256(ns) are
-// appended after a "-", so two long namespaces sharing a beginning still get
-// different names. Pure.
+// PlatformNamespaceName is prefix followed by the tenant namespace ns, cut
+// and hashed when longer than a namespace name may be: see
+// appsv1alpha1.PlatformNamespaceName, which cozyplane's commands share. Pure.
 func PlatformNamespaceName(prefix, ns string) string {
-	if len(prefix)+len(ns) <= maxNamespace {
-		return prefix + ns
-	}
-	sum := sha256.Sum256([]byte(ns))
-	keep := maxNamespace - len(prefix) - 1 - 8
-	return prefix + ns[:keep] + "-" + hex.EncodeToString(sum[:])[:8]
+	return appsv1alpha1.PlatformNamespaceName(prefix, ns)
 }
 
 // targetNamespace is where inst's backing object lives, and whether that is

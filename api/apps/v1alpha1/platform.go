@@ -1,5 +1,10 @@
 package v1alpha1
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // Backing objects in a platform namespace. A backend may keep its backing
 // objects out of the tenant's namespace, in a namespace the platform owns per
 // tenant namespace (the Terraform backend does: a tenant with edit in its
@@ -74,3 +79,22 @@ const ConditionLegacyReleaseStorage = "LegacyReleaseStorage"
 
 // ReasonReleaseStorageInTenantNamespace: see ConditionLegacyReleaseStorage.
 const ReasonReleaseStorageInTenantNamespace = "ReleaseStorageInTenantNamespace"
+
+// maxNamespace is the longest namespace name (a DNS-1123 label).
+const maxNamespace = 63
+
+// PlatformNamespaceName is prefix followed by the tenant namespace ns, a valid
+// namespace name for every valid ns and a prefix of at most 40 characters
+// that starts with a letter and ends with "-": when prefix+ns is longer than
+// 63 characters, ns is cut and the first 8 hex characters of sha256(ns) are
+// appended after a "-", so two long namespaces sharing a beginning still get
+// different names. The backend controllers (pkg/instance) and cozyplane's
+// commands derive platform namespaces with it. Pure.
+func PlatformNamespaceName(prefix, ns string) string {
+	if len(prefix)+len(ns) <= maxNamespace {
+		return prefix + ns
+	}
+	sum := sha256.Sum256([]byte(ns))
+	keep := maxNamespace - len(prefix) - 1 - 8
+	return prefix + ns[:keep] + "-" + hex.EncodeToString(sum[:])[:8]
+}

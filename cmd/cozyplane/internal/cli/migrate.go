@@ -59,6 +59,7 @@ See docs/migration.md for the whole cutover.`,
 	f.BoolVar(&o.apply, "apply", false, "Create the instances and wait for their adoption (default: only print the plan).")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "With --apply: how long to wait for the helm controller to adopt the HelmReleases (0: do not wait).")
 	bindOutput(f, &o.output)
+	cmd.AddCommand(newReleaseStorageCommand(root))
 	return cmd
 }
 
