@@ -33,6 +33,9 @@ func main() {
 			quota.AnnotationTenants+" overrides it there")
 	flag.StringVar(&q.NamespacePrefix, "quota-namespace-prefix", quota.DefaultNamespacePrefix,
 		"names of the namespaces that get the instance quota start with this")
+	flag.DurationVar(&q.KindDelay, "quota-kind-delay", quota.DefaultKindDelay,
+		"how long a kind is served before the instance quota counts it: kube-controller-manager's quota controller must have "+
+			"discovered the kind first (it looks every 30 s), or the API server refuses the kind's instances until it does")
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme, cozyv1alpha1.AddToScheme},

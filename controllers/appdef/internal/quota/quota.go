@@ -12,8 +12,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -47,6 +49,15 @@ const (
 	DefaultTenants = 20
 	// DefaultNamespacePrefix starts the names of tenant namespaces.
 	DefaultNamespacePrefix = "tenant-"
+	// DefaultKindDelay is how long a kind is served before the quota
+	// counts it. kube-controller-manager's quota controller counts a
+	// resource only once its discovery (every 30 s) has found it, and
+	// computes a quota's usage when the quota changes: a limit on a kind it
+	// cannot count yet leaves the usage unknown, and the API server refuses
+	// every instance of the kind ("status unknown for quota") until the
+	// controller's next full pass (5 minutes). Added after this delay, the
+	// change itself makes it count at once.
+	DefaultKindDelay = time.Minute
 )
 
 // Config is what the flags say. A limit of zero or less writes no limit of
@@ -55,6 +66,8 @@ type Config struct {
 	Instances       int
 	Tenants         int
 	NamespacePrefix string
+	// KindDelay: see DefaultKindDelay; zero or less means the default.
+	KindDelay time.Duration
 }
 
 // Kind is one served kind: its name and plural.
@@ -196,6 +209,34 @@ func Desired(ns string, hard corev1.ResourceList) *corev1.ResourceQuota {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// ServedKinds are the kinds of the CRDs of Group that have been
+// Established for at least delay at now, and how long until the next one
+// of the others is (zero when none waits). A CRD being deleted is left out:
+// it is deleted only once no instance is left. Pure.
+func ServedKinds(crds []apiextensionsv1.CustomResourceDefinition, now time.Time, delay time.Duration) ([]Kind, time.Duration) {
+	var kinds []Kind
+	var wait time.Duration
+	for i := range crds {
+		crd := &crds[i]
+		if crd.Spec.Group != Group || crd.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type != apiextensionsv1.Established || c.Status != apiextensionsv1.ConditionTrue {
+				continue
+			}
+			if age := now.Sub(c.LastTransitionTime.Time); age < delay {
+				if left := delay - age; wait == 0 || left < wait {
+					wait = left
+				}
+				continue
+			}
+			kinds = append(kinds, Kind{Kind: crd.Spec.Names.Kind, Plural: crd.Spec.Names.Plural})
+		}
+	}
+	return SortKinds(kinds), wait
+}
 
 // SortKinds orders kinds by plural and drops empty and repeated plurals (two
 // definitions may claim one; only one of them is served), so the quota does

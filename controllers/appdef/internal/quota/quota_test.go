@@ -4,8 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -124,5 +126,42 @@ func TestDesired(t *testing.T) {
 	}
 	if d := describe(q.Spec.Hard); d != "count/tenants.apps.cozystack.io=1" {
 		t.Errorf("describe = %q", d)
+	}
+}
+
+func TestServedKinds(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	crd := func(group, kind, plural string, establishedAgo time.Duration, deleting bool) apiextensionsv1.CustomResourceDefinition {
+		c := apiextensionsv1.CustomResourceDefinition{}
+		c.Spec.Group = group
+		c.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Kind: kind, Plural: plural}
+		if establishedAgo >= 0 {
+			c.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{
+				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))},
+				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-establishedAgo))},
+			}
+		}
+		if deleting {
+			c.DeletionTimestamp = &metav1.Time{Time: now}
+		}
+		return c
+	}
+	kinds, wait := ServedKinds([]apiextensionsv1.CustomResourceDefinition{
+		crd(Group, "Tenant", "tenants", time.Hour, false),
+		crd(Group, "Bucket", "buckets", 2*time.Minute, false),
+		crd(Group, "Fresh", "freshes", 20*time.Second, false),
+		crd(Group, "Fresher", "freshers", 50*time.Second, false),
+		crd(Group, "Pending", "pendings", -1, false),
+		crd(Group, "Going", "goings", time.Hour, true),
+		crd("example.org", "Other", "others", time.Hour, false),
+	}, now, time.Minute)
+	if len(kinds) != 2 || kinds[0] != (Kind{"Bucket", "buckets"}) || kinds[1] != (Kind{"Tenant", "tenants"}) {
+		t.Errorf("kinds %+v, want Bucket and Tenant", kinds)
+	}
+	if wait != 10*time.Second {
+		t.Errorf("wait %s, want 10s (the next kind to count)", wait)
+	}
+	if _, wait := ServedKinds(nil, now, time.Minute); wait != 0 {
+		t.Errorf("nothing waits, yet %s", wait)
 	}
 }

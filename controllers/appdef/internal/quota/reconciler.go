@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/manager"
+	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
@@ -69,8 +70,11 @@ var namespaceGVK = corev1.SchemeGroupVersion.WithKind("Namespace")
 //     changed or deleted is put back. One at Name without our label is read
 //     straight from the API server, and looked at again every
 //     ForeignRecheckInterval.
-//   - ApplicationDefinitions: a kind added, renamed or removed changes every
-//     tenant namespace's quota.
+//   - The CRDs appdef serves (the manager's cache holds those labelled
+//     cozystack.io/application-definition): a kind served, renamed or gone
+//     changes every tenant namespace's quota. A kind is counted once its CRD
+//     has been Established for Config.KindDelay (see DefaultKindDelay); until
+//     then the namespace is looked at again when the delay runs out.
 type Reconciler struct {
 	Client    client.Client
 	APIReader client.Reader
@@ -108,7 +112,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("instance-quota").
 		For(&corev1.Namespace{}, builder.OnlyMetadata, builder.WithPredicates(covered)).
 		Watches(&corev1.ResourceQuota{}, byNamespace, builder.WithPredicates(outsideStatus())).
-		Watches(&cozyv1alpha1.ApplicationDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces), builder.WithPredicates(kindChanged())).
+		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces), builder.WithPredicates(kindChanged())).
 		Complete(r)
 }
 
@@ -124,17 +128,23 @@ func outsideStatus() predicate.Funcs {
 }
 
 // kindChanged lets through creations, deletions and the updates that change
-// a definition's kind or plural.
+// a CRD's names, its Established condition or its deletion.
 func kindChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, _ := e.ObjectOld.(*cozyv1alpha1.ApplicationDefinition)
-		n, _ := e.ObjectNew.(*cozyv1alpha1.ApplicationDefinition)
-		return o == nil || n == nil || kindOf(o) != kindOf(n)
+		o, _ := e.ObjectOld.(*apiextensionsv1.CustomResourceDefinition)
+		n, _ := e.ObjectNew.(*apiextensionsv1.CustomResourceDefinition)
+		return o == nil || n == nil || o.Spec.Names.Kind != n.Spec.Names.Kind || o.Spec.Names.Plural != n.Spec.Names.Plural ||
+			established(o) != established(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
 	}}
 }
 
-func kindOf(d *cozyv1alpha1.ApplicationDefinition) Kind {
-	return Kind{Kind: d.Spec.Application.Kind, Plural: d.Spec.Application.Plural}
+func established(crd *apiextensionsv1.CustomResourceDefinition) metav1.Time {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return c.LastTransitionTime
+		}
+	}
+	return metav1.Time{}
 }
 
 // allNamespaces maps a definition event to every covered namespace.
@@ -175,15 +185,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			"%v; the namespace's instance quota %s is left as it is. Fix the annotation", err, Name)
 		return ctrl.Result{}, nil
 	}
-	defs := &cozyv1alpha1.ApplicationDefinitionList{}
-	if err := r.Client.List(ctx, defs); err != nil {
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := r.Client.List(ctx, crds, client.HasLabels{cozyschema.LabelDefinition}); err != nil {
 		return ctrl.Result{}, err
 	}
-	kinds := make([]Kind, 0, len(defs.Items))
-	for i := range defs.Items {
-		kinds = append(kinds, kindOf(&defs.Items[i]))
+	delay := r.Config.KindDelay
+	if delay <= 0 {
+		delay = DefaultKindDelay
 	}
-	hard := Hard(SortKinds(kinds), limits)
+	kinds, wait := ServedKinds(crds.Items, time.Now(), delay)
+	hard := Hard(kinds, limits)
+	// A kind served a moment ago is counted when its delay runs out.
+	later := ctrl.Result{RequeueAfter: wait}
 
 	live, err := r.live(ctx, req.Name)
 	if err != nil {
@@ -198,7 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	switch action {
 	case Apply:
-		return ctrl.Result{}, r.apply(ctx, ns, live, Desired(req.Name, hard))
+		return later, r.apply(ctx, ns, live, Desired(req.Name, hard))
 	case Delete:
 		err := r.Client.Delete(ctx, live, client.Preconditions{UID: &live.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -207,7 +220,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, EventQuotaDeleted, "Delete",
 			"no instance limit is wanted in %s (flags or annotations %s, %s): ResourceQuota %s deleted", req.Name, AnnotationInstances, AnnotationTenants, Name)
 	}
-	return ctrl.Result{}, nil
+	return later, nil
 }
 
 // live reads the quota at Name: from the cache (ours), else from the API
