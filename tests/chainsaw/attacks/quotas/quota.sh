@@ -153,6 +153,34 @@ runner)
   if [[ "$(kubectl auth can-i delete resourcequotas -n "$p" "${tenant[@]}" || true)" != no ]]; then echo "the tenant may delete the runner quota"; exit 1; fi
   echo "runner Pods of ${t} capped in ${p}: $(kubectl -n "$p" get resourcequota cozystack-runner-pods -o jsonpath='{.spec.hard}')"
   ;;
+identity)
+  # RBAC lets the appdef and terraform controllers write ResourceQuotas in
+  # every namespace; cozystack-quota-identity-policy keeps each to its own.
+  a=../../_scripts/admission.sh
+  P=cozystack-quota-identity-policy
+  appdef=(--as=system:serviceaccount:cozy-system:cozystack-appdef --as-group=system:serviceaccounts --as-group=system:serviceaccounts:cozy-system --as-group=system:authenticated)
+  tf=(--as=system:serviceaccount:cozy-system:cozystack-terraform --as-group=system:serviceaccounts --as-group=system:serviceaccounts:cozy-system --as-group=system:authenticated)
+  [[ "$(kubectl auth can-i create resourcequotas -n kube-system "${appdef[@]}")" == yes ]] || { echo "RBAC does not let appdef create quotas: nothing to prove"; exit 1; }
+  [[ "$(kubectl auth can-i create resourcequotas -n kube-system "${tf[@]}")" == yes ]] || { echo "RBAC does not let terraform create quotas: nothing to prove"; exit 1; }
+  echo "RBAC alone lets both controllers create ResourceQuotas in kube-system"
+  rq() { printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: %s\n  namespace: %s\n  labels: {app.kubernetes.io/managed-by: %s}\nspec:\n  hard: {pods: "1"}\n' "$@"; }
+  rq cozystack-instances kube-system cozystack-appdef | $a deny $P "writes only its own ResourceQuota cozystack-instances" -- \
+    kubectl "${appdef[@]}" create --dry-run=server -f -
+  admin create quota admin-extra --hard=count/secrets=50
+  $a deny $P "writes only its own ResourceQuota cozystack-instances" -- kubectl -n "$t" "${appdef[@]}" delete --dry-run=server resourcequota admin-extra
+  $a deny $P "writes only its own ResourceQuota cozystack-instances" -- \
+    kubectl -n "$t" "${appdef[@]}" label --dry-run=server resourcequota admin-extra app.kubernetes.io/managed-by=cozystack-appdef
+  rq cozystack-instances "$t" cozystack-appdef | $a allow -- kubectl "${appdef[@]}" apply --server-side --field-manager=cozystack-appdef --dry-run=server -f -
+  rq cozystack-runner-pods "$t" cozystack-terraform | $a deny $P "only creates its ResourceQuota cozystack-runner-pods" -- \
+    kubectl "${tf[@]}" create --dry-run=server -f -
+  rq cozystack-runner-pods kube-system cozystack-terraform | $a deny $P "only creates its ResourceQuota cozystack-runner-pods" -- \
+    kubectl "${tf[@]}" create --dry-run=server -f -
+  y=cozy-tf-$t-y
+  kubectl create namespace "$y"
+  kubectl label namespace "$y" apps.cozystack.io/platform-namespace=Terraform apps.cozystack.io/tenant-namespace="$t-y"
+  rq cozystack-runner-pods "$y" cozystack-terraform | $a allow -- kubectl "${tf[@]}" create --dry-run=server -f -
+  kubectl delete namespace "$y" --wait=false
+  ;;
 *)
   echo "unknown case $1"; exit 2 ;;
 esac
