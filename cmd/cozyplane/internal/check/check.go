@@ -94,6 +94,7 @@ var RequiredPolicies = []string{
 	"cozystack-ingress-hostname-policy",
 	"cozystack-instance-orphan-policy",
 	"cozystack-namespace-host-label-policy",
+	"cozystack-quota-identity-policy",
 	"cozystack-route-hostname-policy",
 	"cozystack-tenant-host-policy",
 	"cozystack-terraform-identity-policy",
