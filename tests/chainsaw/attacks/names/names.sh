@@ -30,11 +30,10 @@ can() {
 # K: kubectl as the tenant in its namespace (an array, so admission.sh can run it)
 K=(kubectl -n "$t" "${tenant[@]}")
 # kubectl as a platform service account in $t: cert-manager, Flux's
-# helm-controller, gateway-certs
+# helm-controller
 sa() { echo "kubectl -n $t --as=system:serviceaccount:$1:$2 --as-group=system:serviceaccounts --as-group=system:serviceaccounts:$1 --as-group=system:authenticated"; }
 read -ra CM <<<"$(sa cozy-cert-manager cert-manager)"
 read -ra FLUX <<<"$(sa cozy-fluxcd helm-controller)"
-read -ra GWC <<<"$(sa cozy-system cozystack-gateway-certs)"
 admin() { kubectl -n "$t" "$@"; }
 
 cert() { # cert NAME SPEC-LINES: a Certificate manifest
@@ -97,11 +96,9 @@ certificate)
   # An update moving a name out of the apex.
   $a deny $C "may not claim: dashboard.example.org" -- "${K[@]}" patch certificate web --type=json -p '[{"op":"add","path":"/spec/dnsNames/-","value":"dashboard.example.org"}]'
   $a allow -- "${K[@]}" label certificate web team=web
-  # gateway-certs writes Certificates under the apex; cert-manager's
-  # ingress-shim copies an Ingress's names and the common-name annotation,
-  # which is refused outside the apex like the tenant's own.
-  cert gw-app "$le
-  dnsNames: [app.nm.example.org]" | $a allow -- "${GWC[@]}" create --dry-run=server -f -
+  # cert-manager's ingress-shim copies an Ingress's names and the common-name
+  # annotation, which is refused outside the apex like the tenant's own.
+  # (gateway-certs' Certificates, under the apex, are the gateway-certs suites'.)
   cert shim "$le
   commonName: dashboard.example.org
   dnsNames: [app.nm.example.org]" | $a deny $C "may not claim: dashboard.example.org" -- "${CM[@]}" create -f -
