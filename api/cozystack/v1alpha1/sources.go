@@ -82,7 +82,7 @@ func (d *ApplicationDefinition) SourceProblems() []string {
 			chart("spec.backend.helm", &h.HelmReleaseTemplate)
 			for i, v := range h.ValuesFrom {
 				if !IsPlatformValuesName(v.Name) {
-					out = append(out, fmt.Sprintf("spec.backend.helm.valuesFrom[%d] (%s %s) is not a platform values object: the tenant can create it in its namespace", i, v.Kind, v.Name))
+					out = append(out, fmt.Sprintf("spec.backend.helm.valuesFrom[%d] (%s %s) is not a platform values object (a tenant can create one of that name in its namespace)", i, v.Kind, v.Name))
 				}
 			}
 		}
@@ -100,7 +100,7 @@ func (d *ApplicationDefinition) CheckSources() error {
 	if len(p) == 0 {
 		return nil
 	}
-	return errors.New(strings.Join(p, "; ") + ": a tenant could supply what helm-controller or tofu-controller installs as the platform; " + SourceFix)
+	return errors.New(strings.Join(p, "; ") + ". A tenant could supply what helm-controller or tofu-controller installs as the platform: " + SourceFix)
 }
 
 func releaseTemplate(r *ApplicationDefinitionRelease) *HelmReleaseTemplate {
