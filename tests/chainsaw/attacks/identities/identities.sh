@@ -37,7 +37,7 @@ fi
 
 case "$1" in
 gateway-listeners)
-  G=cozystack-gateway-listeners-identity-policy
+  G=cozystack-gateway-listeners-identity-policy GT=cozystack-gateway-listeners-tenantgateway-policy
   K=(kubectl -n "$ns" "$(sa gateway-listeners)")
   rbac gateway-listeners create gateways.gateway.networking.k8s.io "${other}"
   rbac gateway-listeners patch httproutes.gateway.networking.k8s.io kube-system
@@ -49,18 +49,20 @@ gateway-listeners)
       | $a allow -- "${K[@]}" apply --server-side --force-conflicts --field-manager=gateway-listeners --dry-run=server -f -
   done
   "${K[@]}" patch gateway pub --type=merge -p '{"metadata":{"annotations":{"e2e":"x"}}}' --dry-run=server >/dev/null
-  # Another namespace: one without a TenantGateway has no params to check against.
+  # Another namespace: only objects a TenantGateway controls (a namespace
+  # without one holds none; an owner reference naming a TenantGateway that
+  # does not exist is the garbage collector's to remove).
   gw() { # gw NAME NAMESPACE [OWNER-LINES]: a Gateway with a port-443 listener
     printf 'apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: %s\n  namespace: %s\n%sspec:\n  gatewayClassName: cilium\n  listeners:\n  - {name: https, port: 443, protocol: HTTPS, hostname: a.id.example.org, tls: {certificateRefs: [{name: x}]}, allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {namespace.cozystack.io/gateway: %s}}}}}\n' \
       "$1" "$2" "${3:+$3$'\n'}" "$2"
   }
-  gw pub "${other}" | $a deny $G "no params found" -- kubectl "$(sa gateway-listeners)" create --dry-run=server -f -
+  gw pub "${other}" | $a deny $G "which is not (or would no longer be) controlled by a TenantGateway, is refused" -- kubectl "$(sa gateway-listeners)" create --dry-run=server -f -
   # In its namespace: only objects a TenantGateway controls, at its names.
   gw evil "$ns" | $a deny $G "which is not (or would no longer be) controlled by a TenantGateway, is refused" -- "${K[@]}" create --dry-run=server -f -
   gw evil "$ns" "$(owner pub)" | $a deny $G "names the objects of TenantGateway pub pub (Gateway) and pub-http-redirect (HTTPRoute); CREATE of Gateway $ns/evil is refused" -- \
     "${K[@]}" create --dry-run=server -f -
   gw pub "$ns" "$(owner pub | sed 's/uid: [^,]*/uid: 00000000-0000-0000-0000-000000000000/')" | \
-    $a deny $G "its owner reference names another object of that name" -- "${K[@]}" create --dry-run=server -f -
+    $a deny $GT "its owner reference names another object of that name" -- "${K[@]}" create --dry-run=server -f -
   # Listeners: never from every namespace, never another label, never port 80 beyond the owner and cert-manager.
   $a deny $G "has another listener and is refused" -- "${K[@]}" patch gateway pub --type=json --dry-run=server \
     -p '[{"op":"replace","path":"/spec/listeners/0/allowedRoutes/namespaces","value":{"from":"All"}}]'
@@ -69,12 +71,12 @@ gateway-listeners)
   $a deny $G "has another listener and is refused" -- "${K[@]}" patch gateway pub --type=json --dry-run=server \
     -p '[{"op":"add","path":"/spec/listeners/0/allowedRoutes/namespaces/selector/matchExpressions/0/values/-","value":"kube-system"}]'
   $a deny $G "sets addresses" -- "${K[@]}" patch gateway pub --type=merge --dry-run=server -p '{"spec":{"addresses":[{"type":"IPAddress","value":"10.0.0.1"}]}}'
-  $a deny $G "(class evil)" -- "${K[@]}" patch gateway pub --type=merge --dry-run=server -p '{"spec":{"gatewayClassName":"evil"}}'
+  $a deny $GT "asks for class evil and is refused" -- "${K[@]}" patch gateway pub --type=merge --dry-run=server -p '{"spec":{"gatewayClassName":"evil"}}'
   # The redirect route is its only HTTPRoute, so its exemption from the
   # port-80 rule covers nothing else: no backend, no other hostname, no other name.
   $a deny $G "as a 301 redirect to https without backends" -- "${K[@]}" patch httproute pub-http-redirect --type=json --dry-run=server \
     -p '[{"op":"replace","path":"/spec/rules/0","value":{"backendRefs":[{"name":"web","port":80}]}}]'
-  $a deny $G "for id.example.org and *.id.example.org" -- "${K[@]}" patch httproute pub-http-redirect --type=merge --dry-run=server \
+  $a deny $GT "for id.example.org and *.id.example.org; HTTPRoute $ns/pub-http-redirect names other hostnames" -- "${K[@]}" patch httproute pub-http-redirect --type=merge --dry-run=server \
     -p '{"spec":{"hostnames":["dashboard.example.org"]}}'
   printf 'apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: steal\n%sspec:\n  parentRefs: [{name: pub}]\n  hostnames: [www.id.example.org]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n' "$(owner pub)"$'\n' \
     | $a deny $G "HTTPRoute $ns/steal is refused" -- "${K[@]}" create --dry-run=server -f -
@@ -87,7 +89,7 @@ gateway-listeners)
   gw evil "$ns" | $a allow -- kubectl create --dry-run=server -f -
   ;;
 gateway-certs)
-  C=cozystack-gateway-certs-identity-policy
+  C=cozystack-gateway-certs-identity-policy CT=cozystack-gateway-certs-tenantgateway-policy
   K=(kubectl -n "$ns" "$(sa gateway-certs)")
   rbac gateway-certs create issuers.cert-manager.io "${other}"
   rbac gateway-certs create certificates.cert-manager.io kube-system
@@ -108,7 +110,7 @@ gateway-certs)
     printf '  acme:\n    server: %s\n    privateKeySecretRef: {name: %s}\n    solvers: [{http01: {gatewayHTTPRoute: {parentRefs: [{name: pub, sectionName: http}]}}}]' "$1" "$2"
   }
   LE=https://acme-v02.api.letsencrypt.org/directory
-  issuer pub-gateway "${other}" "$(acme $LE pub-acme-account)" | $a deny $C "no params found" -- kubectl "$(sa gateway-certs)" create --dry-run=server -f -
+  issuer pub-gateway "${other}" "$(acme $LE pub-acme-account)" | $a deny $C "which is not (or would no longer be) controlled by a TenantGateway" -- kubectl "$(sa gateway-certs)" create --dry-run=server -f -
   # Issuers: the ACME one of its TenantGateway only.
   issuer pub-gateway "$ns" '  ca: {secretName: cozystack-values}' "$(owner pub)" | $a deny $C "is another issuer (ca)" -- "${K[@]}" create --dry-run=server -f -
   issuer pub-gateway "$ns" '  selfSigned: {}' "$(owner pub)" | $a deny $C "is another issuer (selfSigned)" -- "${K[@]}" create --dry-run=server -f -
@@ -118,10 +120,12 @@ gateway-certs)
     -p '{"spec":{"acme":{"server":"https://acme.evil.example.com/directory"}}}'
   $a deny $C "or another ACME account and is refused" -- "${K[@]}" patch issuer pub-gateway --type=merge --dry-run=server \
     -p '{"spec":{"acme":{"privateKeySecretRef":{"name":"cozystack-values"}}}}'
+  $a deny $CT "with the ACME directory of its spec.issuerName (letsencrypt-prod)" -- "${K[@]}" patch issuer pub-gateway --type=merge --dry-run=server \
+    -p '{"spec":{"acme":{"server":"https://acme-staging-v02.api.letsencrypt.org/directory"}}}'
   $a deny $C "has another solver and is refused" -- "${K[@]}" patch issuer pub-gateway --type=json --dry-run=server \
     -p '[{"op":"add","path":"/spec/acme/solvers/0/http01/gatewayHTTPRoute/podTemplate","value":{"spec":{"nodeSelector":{"node-role.kubernetes.io/control-plane":""}}}}]'
   # DNS-01: the Secrets and settings the TenantGateway names, nothing else.
-  $a deny $C "names other Secrets, another nameserver or another key and is refused" -- "${K[@]}" patch issuer dns-gateway --type=json --dry-run=server \
+  $a deny $CT "names other Secrets, another nameserver or another key and is refused" -- "${K[@]}" patch issuer dns-gateway --type=json --dry-run=server \
     -p '[{"op":"replace","path":"/spec/acme/solvers/0/dns01/cloudflare/apiTokenSecretRef/name","value":"cozystack-values"}]'
   # Certificates: from its Issuer, into the Secret of their own name, dnsNames only.
   cert() { # cert NAME SPEC-LINES [OWNER-LINES]
