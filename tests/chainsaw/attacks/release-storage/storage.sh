@@ -169,5 +169,24 @@ busy)
   if kubectl -n "$p" get secret sh.helm.release.v1.rs-busy.v1 >/dev/null 2>&1; then echo "a record of rs-busy was copied to $p"; exit 1; fi
   echo "rs-busy left alone while its release is pending-install"
   ;;
+squatted)
+  # A namespace at the platform namespace's name that the helm controller did
+  # not create (no labels: an administrator's, or left from elsewhere) is not
+  # used: the instance says why and gets no HelmRelease until it is fixed.
+  t2=$t-2 p2=cozy-helm-$t-2
+  kubectl create namespace "$t2" >/dev/null
+  kubectl create namespace "$p2" >/dev/null
+  printf 'apiVersion: apps.cozystack.io/v1alpha1\nkind: E2eRsApp\nmetadata:\n  name: web\nspec: {}\n' | kubectl -n "$t2" create -f - >/dev/null
+  wait_for "instance web in $t2 reports PlatformNamespaceNotOwned" bash -c "[ \"\$(kubectl -n $t2 get e2ersapp web -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].reason}')\" = PlatformNamespaceNotOwned ]"
+  msg=$(kubectl -n "$t2" get e2ersapp web -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}')
+  [[ "${msg}" == *"namespace $p2 exists but was not created for this tenant namespace"* ]] || { echo "message: ${msg}"; exit 1; }
+  echo "instance web in $t2: ${msg}"
+  if kubectl -n "$t2" get helmrelease rs-web >/dev/null 2>&1; then echo "a HelmRelease was written naming $p2"; exit 1; fi
+  # Once an administrator labels it for this tenant namespace, it is used.
+  kubectl label namespace "$p2" apps.cozystack.io/platform-namespace=Helm apps.cozystack.io/tenant-namespace="$t2" >/dev/null
+  for _ in $(seq 1 90); do kubectl -n "$t2" get helmrelease rs-web >/dev/null 2>&1 && break; sleep 1; done
+  [[ "$(kubectl -n "$t2" get helmrelease rs-web -o jsonpath='{.spec.storageNamespace}')" == "$p2" ]]
+  echo "labelled: HelmRelease rs-web in $t2 names $p2"
+  ;;
 *) echo "unknown case $1"; exit 2 ;;
 esac
