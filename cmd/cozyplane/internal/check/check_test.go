@@ -2,6 +2,10 @@ package check
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -9,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"sigs.k8s.io/yaml"
 )
 
 func obj(apiVersion, kind, ns, name string, fields map[string]any) *unstructured.Unstructured {
@@ -206,5 +211,42 @@ func TestRunWithAFakeCluster(t *testing.T) {
 	}
 	if s := Summarize([]Result{{Verdict: Pass}, {Verdict: Unknown}}); s.Verdict != Unknown {
 		t.Errorf("pass+unknown summarized as %s", s.Verdict)
+	}
+}
+
+// TestRequiredPoliciesAreTheRepositorys keeps RequiredPolicies equal to the
+// ValidatingAdmissionPolicies in policies/, so a policy added there is
+// checked on live clusters too.
+func TestRequiredPoliciesAreTheRepositorys(t *testing.T) {
+	files, err := filepath.Glob("../../../../policies/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("policies/*.yaml: %v (%d files)", err, len(files))
+	}
+	var want []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(b), "\n---") {
+			var obj struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if obj.Kind == "ValidatingAdmissionPolicy" {
+				want = append(want, obj.Metadata.Name)
+			}
+		}
+	}
+	sort.Strings(want)
+	got := slices.Clone(RequiredPolicies)
+	sort.Strings(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("RequiredPolicies = %v\npolicies/ holds %v", got, want)
 	}
 }
