@@ -257,3 +257,39 @@ func SortKinds(kinds []Kind) []Kind {
 	}
 	return out
 }
+
+// MissingUsage lists the instance counts (count/<plural>.apps.cozystack.io)
+// that q's status enforces (status.hard) without a usage beside them
+// (status.used), sorted. The API server refuses every create of such a kind
+// in the namespace ("status unknown for quota") until a usage is written:
+// kube-controller-manager's quota controller writes one only once its
+// discovery has found the kind, which can take longer than KindDelay on a
+// busy control plane. Pure.
+func MissingUsage(q *corev1.ResourceQuota) []corev1.ResourceName {
+	if q == nil {
+		return nil
+	}
+	var out []corev1.ResourceName
+	for r := range q.Status.Hard {
+		if _, ok := q.Status.Used[r]; ok || PluralOf(r) == "" {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// PluralOf is the plural a quota resource counts the instances of
+// (ResourceName's inverse), or "" when r counts something else.
+func PluralOf(r corev1.ResourceName) string {
+	s, ok := strings.CutPrefix(string(r), "count/")
+	if !ok {
+		return ""
+	}
+	plural, ok := strings.CutSuffix(s, "."+Group)
+	if !ok || plural == "" || strings.Contains(plural, ".") {
+		return ""
+	}
+	return plural
+}

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,47 @@ func TestServedKinds(t *testing.T) {
 	}
 	if _, wait := ServedKinds(nil, now, time.Minute); wait != 0 {
 		t.Errorf("nothing waits, yet %s", wait)
+	}
+}
+
+func TestMissingUsage(t *testing.T) {
+	q := func(hard, used corev1.ResourceList) *corev1.ResourceQuota {
+		return &corev1.ResourceQuota{Status: corev1.ResourceQuotaStatus{Hard: hard, Used: used}}
+	}
+	n := func(v int64) resource.Quantity { return *resource.NewQuantity(v, resource.DecimalSI) }
+	pg, tn := ResourceName("postgreses"), ResourceName("tenants")
+	for _, tc := range []struct {
+		name string
+		q    *corev1.ResourceQuota
+		want []corev1.ResourceName
+	}{
+		{"no quota", nil, nil},
+		{"no status yet: nothing enforced", q(nil, nil), nil},
+		{"every enforced kind counted", q(corev1.ResourceList{pg: n(5), tn: n(2)}, corev1.ResourceList{pg: n(1), tn: n(0)}), nil},
+		{"a kind enforced before it is counted", q(corev1.ResourceList{pg: n(5), tn: n(2)}, corev1.ResourceList{tn: n(0)}), []corev1.ResourceName{pg}},
+		{"sorted", q(corev1.ResourceList{pg: n(5), tn: n(2)}, nil), []corev1.ResourceName{pg, tn}},
+		{"other resources are the quota controller's", q(corev1.ResourceList{"pods": n(5), "count/secrets": n(1), "count/x.example.com": n(1)}, nil), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := MissingUsage(tc.q); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("MissingUsage = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPluralOf(t *testing.T) {
+	for r, want := range map[corev1.ResourceName]string{
+		ResourceName("postgreses"):        "postgreses",
+		"count/tenants.apps.cozystack.io": "tenants",
+		"count/.apps.cozystack.io":        "",
+		"count/a.b.apps.cozystack.io":     "",
+		"count/tenants.cozystack.io":      "",
+		"pods":                            "",
+		"tenants.apps.cozystack.io":       "",
+	} {
+		if got := PluralOf(r); got != want {
+			t.Errorf("PluralOf(%q) = %q, want %q", r, got, want)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package quota
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +38,7 @@ import (
 //
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=resourcequotas/status,verbs=patch
 
 // Event reasons, on the tenant namespace.
 const (
@@ -50,6 +54,11 @@ const (
 	// EventInvalidAnnotation (warning): a quota annotation of the
 	// namespace cannot be read; the quota is left as it is.
 	EventInvalidAnnotation = "InvalidInstanceQuotaAnnotation"
+	// EventUsageCounted: the quota enforced a kind that the quota
+	// controller had not counted yet, which refuses every create of it;
+	// the controller counted the instances and wrote the usage (see
+	// MissingUsage).
+	EventUsageCounted = "InstanceQuotaUsageCounted"
 )
 
 // DefaultForeignRecheckInterval is how often a namespace whose quota name
@@ -66,8 +75,10 @@ var namespaceGVK = corev1.SchemeGroupVersion.WithKind("Namespace")
 //     annotations override the limits).
 //   - ResourceQuotas labelled as ours (a cache limited to that label, see
 //     CacheOptions), and only changes outside their status (the quota
-//     controller rewrites status.used on every count): a quota someone
-//     changed or deleted is put back. One at Name without our label is read
+//     controller rewrites status.used on every count) or a status that
+//     enforces a kind without its usage (MissingUsage): a quota someone
+//     changed or deleted is put back, and a usage the quota controller
+//     cannot count yet is counted here. One at Name without our label is read
 //     straight from the API server, and looked at again every
 //     ForeignRecheckInterval.
 //   - The CRDs appdef serves (the manager's cache holds those labelled
@@ -123,7 +134,7 @@ func outsideStatus() predicate.Funcs {
 		o, _ := e.ObjectOld.(*corev1.ResourceQuota)
 		n, _ := e.ObjectNew.(*corev1.ResourceQuota)
 		return o == nil || n == nil || !reflect.DeepEqual(o.Labels, n.Labels) || !reflect.DeepEqual(o.Annotations, n.Annotations) ||
-			!reflect.DeepEqual(o.Spec, n.Spec)
+			!reflect.DeepEqual(o.Spec, n.Spec) || len(MissingUsage(n)) > 0
 	}}
 }
 
@@ -211,7 +222,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	switch action {
 	case Apply:
-		return later, r.apply(ctx, ns, live, Desired(req.Name, hard))
+		if err := r.apply(ctx, ns, live, Desired(req.Name, hard)); err != nil {
+			return ctrl.Result{}, err
+		}
+		// A status read before the write: a later one is watched.
+		return later, r.countMissing(ctx, ns, live, crds.Items)
 	case Delete:
 		err := r.Client.Delete(ctx, live, client.Preconditions{UID: &live.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -239,6 +254,88 @@ func (r *Reconciler) live(ctx context.Context, ns string) (*corev1.ResourceQuota
 		return nil, fmt.Errorf("reading ResourceQuota %s/%s: %w", ns, Name, err)
 	}
 	return q, nil
+}
+
+// countMissing writes the usage of every kind q enforces without one
+// (MissingUsage): the number of its instances in the namespace, read from
+// the API server. Until a usage is there the API server refuses every
+// create of the kind, so nothing is created between the count and the
+// write; a deletion in between leaves the count one high until the quota
+// controller counts the kind itself. The write is conditional on q's
+// resourceVersion: a usage the quota controller wrote meanwhile wins.
+func (r *Reconciler) countMissing(ctx context.Context, ns client.Object, q *corev1.ResourceQuota, crds []apiextensionsv1.CustomResourceDefinition) error {
+	missing := MissingUsage(q)
+	if len(missing) == 0 {
+		return nil
+	}
+	used := map[string]string{}
+	for _, res := range missing {
+		gvk, ok := kindOf(crds, PluralOf(res))
+		if !ok {
+			continue
+		}
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := r.APIReader.List(ctx, list, client.InNamespace(q.Namespace)); err != nil {
+			return fmt.Errorf("counting %s in %s for ResourceQuota %s: %w", gvk.Kind, q.Namespace, Name, err)
+		}
+		used[string(res)] = strconv.Itoa(len(list.Items))
+	}
+	if len(used) == 0 {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": q.ResourceVersion},
+		"status":   map[string]any{"used": used},
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Status().Patch(ctx, q, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			// Changed meanwhile (the quota controller may have counted
+			// it): the change is watched and decided again.
+			return nil
+		}
+		return fmt.Errorf("writing the usage of ResourceQuota %s/%s: %w", q.Namespace, Name, err)
+	}
+	r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, EventUsageCounted, "Count",
+		"ResourceQuota %s enforced kinds the quota controller had not counted yet (every create of them was refused): usage written %s", Name, describeUsed(used))
+	log.FromContext(ctx).Info("instance quota usage counted", "namespace", q.Namespace, "used", used)
+	return nil
+}
+
+// kindOf is the served kind of plural among crds, at the version the
+// API server stores.
+func kindOf(crds []apiextensionsv1.CustomResourceDefinition, plural string) (schema.GroupVersionKind, bool) {
+	for i := range crds {
+		crd := &crds[i]
+		if crd.Spec.Group != Group || crd.Spec.Names.Plural != plural {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Storage && v.Served {
+				return schema.GroupVersionKind{Group: Group, Version: v.Name, Kind: crd.Spec.Names.Kind}, true
+			}
+		}
+	}
+	return schema.GroupVersionKind{}, false
+}
+
+func describeUsed(used map[string]string) string {
+	keys := make([]string, 0, len(used))
+	for k := range used {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += k + "=" + used[k]
+	}
+	return s
 }
 
 func (r *Reconciler) apply(ctx context.Context, ns client.Object, live, desired *corev1.ResourceQuota) error {
