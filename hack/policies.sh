@@ -103,6 +103,14 @@ spec:
   interval: 5m
   chartRef: {kind: OCIRepository, name: probe}
 YAML
+probe cozystack-tenant-flux-identity-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: probe}
+spec:
+  interval: 5m
+  chartRef: {kind: OCIRepository, name: probe}
+YAML
 # Layer 3 applies to the Tenant kind, served once its ApplicationDefinition
 # exists; there is nothing to probe before that.
 log "admission policies enforced"

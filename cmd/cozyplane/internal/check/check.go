@@ -70,7 +70,7 @@ func Summarize(results []Result) Report {
 
 // Names of the checks.
 const (
-	CheckHelmController = "flux-helm-controller-lockdown"
+	CheckHelmController = "flux-helm-controller"
 	CheckIngressNginx   = "ingress-nginx-snippets"
 	CheckPolicies       = "admission-policies"
 	CheckQuotas         = "tenant-quotas"
@@ -110,6 +110,7 @@ var RequiredPolicies = []string{
 	"cozystack-route-hostname-policy-tls",
 	"cozystack-route-port80-policy",
 	"cozystack-service-externalips-policy",
+	"cozystack-tenant-flux-identity-policy",
 	"cozystack-tenant-host-policy",
 	"cozystack-tenant-platform-fields-policy",
 	"cozystack-tenantgateway-attach-policy",
@@ -271,14 +272,23 @@ func imageTag(image string) string {
 	return ""
 }
 
-const helmControllerFix = "run Flux's helm-controller with --no-cross-namespace-refs=true and --default-service-account=<a ServiceAccount of each namespace> " +
-	"(Flux's multi-tenancy lockdown; with the flux CLI: flux bootstrap ... with a kustomize patch adding both args to the helm-controller container; " +
-	"Cozystack's flux-aio: its helm-controller container args). The platform's own HelmReleases then name their spec.serviceAccountName."
+const helmControllerFix = "run Flux's helm-controller without --no-cross-namespace-refs=true and without --default-service-account: " +
+	"the platform's backing HelmReleases name charts in platform namespaces and keep Helm's release records in cozy-helm-* namespaces, " +
+	"which helm-controller refuses (cross-namespace references) or cannot write (as a tenant namespace's ServiceAccount) under those flags. " +
+	"Tenants' own HelmReleases are confined by the admission policy cozystack-tenant-flux-identity-policy instead " +
+	"(each names a ServiceAccount of its namespace that helm-controller impersonates)"
 
 // EvaluateHelmController finds Flux's helm-controller among workloads (a
 // container named helm-controller, or whose image is .../helm-controller)
-// and checks it runs with --no-cross-namespace-refs=true and
-// --default-service-account set. Pure.
+// and checks it can install the platform's backing HelmReleases: those
+// name their chart in a platform namespace (refused under
+// --no-cross-namespace-refs=true) and no ServiceAccount (impersonated as
+// the tenant namespace's --default-service-account, which cannot write
+// their release records in the platform namespace). What Flux's
+// multi-tenancy lockdown would close, a tenant's own HelmRelease applied
+// with helm-controller's rights, is closed by
+// cozystack-tenant-flux-identity-policy, which the admission-policies
+// check requires. Pure.
 func EvaluateHelmController(workloads []unstructured.Unstructured) Result {
 	r := Result{Name: CheckHelmController}
 	var found, bad []string
@@ -289,15 +299,15 @@ func EvaluateHelmController(workloads []unstructured.Unstructured) Result {
 			}
 			where := c.workload + " container " + c.name
 			found = append(found, where)
-			var missing []string
-			if v, ok := flagValue(c.args, "no-cross-namespace-refs"); !ok || v != "true" {
-				missing = append(missing, "--no-cross-namespace-refs=true")
+			var set []string
+			if v, ok := flagValue(c.args, "no-cross-namespace-refs"); ok && v != "false" {
+				set = append(set, "--no-cross-namespace-refs="+v)
 			}
-			if v, ok := flagValue(c.args, "default-service-account"); !ok || v == "" {
-				missing = append(missing, "--default-service-account=<name>")
+			if v, ok := flagValue(c.args, "default-service-account"); ok && v != "" {
+				set = append(set, "--default-service-account="+v)
 			}
-			if len(missing) > 0 {
-				bad = append(bad, where+" lacks "+strings.Join(missing, " and "))
+			if len(set) > 0 {
+				bad = append(bad, where+" runs with "+strings.Join(set, " and "))
 			}
 		}
 	}
@@ -308,10 +318,10 @@ func EvaluateHelmController(workloads []unstructured.Unstructured) Result {
 			"if Flux runs elsewhere, check its args by hand"
 	case len(bad) > 0:
 		r.Verdict, r.Fix = Fail, helmControllerFix
-		r.Detail = strings.Join(bad, "; ") + ": a tenant allowed to write HelmReleases can install any chart with helm-controller's own rights"
+		r.Detail = strings.Join(bad, "; ") + ": the platform's backing HelmReleases (charts in platform namespaces, release records in cozy-helm-*) cannot be installed"
 	default:
 		r.Verdict = Pass
-		r.Detail = strings.Join(found, ", ") + " runs with --no-cross-namespace-refs=true and --default-service-account"
+		r.Detail = strings.Join(found, ", ") + " installs the platform's HelmReleases (cross-namespace chart references allowed, no default ServiceAccount)"
 	}
 	return r
 }

@@ -53,7 +53,10 @@ func items(us ...*unstructured.Unstructured) []unstructured.Unstructured {
 }
 
 func TestEvaluateHelmController(t *testing.T) {
-	locked := ctr("manager", "ghcr.io/fluxcd/helm-controller:v1.4.0", "--watch-all-namespaces", "--no-cross-namespace-refs=true", "--default-service-account=flux-tenant")
+	const image = "ghcr.io/fluxcd/helm-controller:v1.4.0"
+	dep := func(ns, name string, c map[string]any) []unstructured.Unstructured {
+		return items(workload("Deployment", ns, name, c))
+	}
 	for _, tc := range []struct {
 		name    string
 		w       []unstructured.Unstructured
@@ -61,22 +64,24 @@ func TestEvaluateHelmController(t *testing.T) {
 		detail  string
 	}{
 		{"none", items(workload("Deployment", "x", "y", ctr("app", "nginx"))), Unknown, "no helm-controller"},
-		{"locked down, found by image", items(workload("Deployment", "flux-system", "helm-controller", locked)), Pass, "flux-system/helm-controller"},
-		{"flux-aio, found by container name, flags as separate words", items(workload("Deployment", "cozy-fluxcd", "flux",
-			ctr("helm-controller", "registry.example/aio:1", "--no-cross-namespace-refs", "--default-service-account", "flux"))), Pass, "cozy-fluxcd/flux"},
-		{"no flags", items(workload("Deployment", "cozy-fluxcd", "helm-controller", ctr("manager", "ghcr.io/fluxcd/helm-controller:v1.4.0", "--log-level=info"))),
-			Fail, "lacks --no-cross-namespace-refs=true and --default-service-account=<name>"},
-		{"refs explicitly allowed", items(workload("Deployment", "flux-system", "helm-controller",
-			ctr("manager", "ghcr.io/fluxcd/helm-controller:v1.4.0", "--no-cross-namespace-refs=false", "--default-service-account=x"))), Fail, "lacks --no-cross-namespace-refs=true"},
-		{"empty service account", items(workload("Deployment", "flux-system", "helm-controller",
-			ctr("manager", "ghcr.io/fluxcd/helm-controller:v1.4.0", "--no-cross-namespace-refs=true", "--default-service-account="))), Fail, "lacks --default-service-account"},
+		{"Flux's defaults, found by image", dep("flux-system", "helm-controller", ctr("manager", image, "--watch-all-namespaces", "--log-level=info")),
+			Pass, "flux-system/helm-controller container manager installs the platform's HelmReleases"},
+		{"flux-aio, found by container name", dep("cozy-fluxcd", "flux", ctr("helm-controller", "registry.example/aio:1", "--concurrent=5")), Pass, "cozy-fluxcd/flux"},
+		{"refs explicitly allowed", dep("flux-system", "helm-controller", ctr("manager", image, "--no-cross-namespace-refs=false")), Pass, "flux-system/helm-controller"},
+		{"lockdown", dep("flux-system", "helm-controller", ctr("manager", image, "--no-cross-namespace-refs=true", "--default-service-account=flux-tenant")),
+			Fail, "runs with --no-cross-namespace-refs=true and --default-service-account=flux-tenant: the platform's backing HelmReleases"},
+		{"bare boolean and separate words", dep("cozy-fluxcd", "flux", ctr("helm-controller", "registry.example/aio:1", "--no-cross-namespace-refs", "--default-service-account", "flux")),
+			Fail, "runs with --no-cross-namespace-refs=true and --default-service-account=flux"},
+		{"cross-namespace refs refused only", dep("flux-system", "helm-controller", ctr("manager", image, "--no-cross-namespace-refs=true")), Fail, "runs with --no-cross-namespace-refs=true:"},
+		{"default service account only", dep("flux-system", "helm-controller", ctr("manager", image, "--default-service-account=x")), Fail, "runs with --default-service-account=x:"},
+		{"empty default service account", dep("flux-system", "helm-controller", ctr("manager", image, "--default-service-account=")), Pass, "installs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := EvaluateHelmController(tc.w)
 			if r.Verdict != tc.verdict || !strings.Contains(r.Detail, tc.detail) {
 				t.Fatalf("got %s %q, want %s containing %q", r.Verdict, r.Detail, tc.verdict, tc.detail)
 			}
-			if (r.Verdict != Pass) != strings.Contains(r.Fix, "--no-cross-namespace-refs=true") {
+			if (r.Verdict != Pass) != strings.Contains(r.Fix, "cozystack-tenant-flux-identity-policy") {
 				t.Errorf("fix %q for verdict %s", r.Fix, r.Verdict)
 			}
 		})
@@ -193,7 +198,7 @@ func TestRunWithAFakeCluster(t *testing.T) {
 		bindingsGVR: "ValidatingAdmissionPolicyBindingList",
 	}
 	objects := []runtime.Object{
-		workload("Deployment", "cozy-fluxcd", "helm-controller", ctr("manager", "ghcr.io/fluxcd/helm-controller:v1.4.0")),
+		workload("Deployment", "cozy-fluxcd", "helm-controller", ctr("manager", "ghcr.io/fluxcd/helm-controller:v1.4.0", "--default-service-account=flux")),
 		ns("tenant-root"),
 		quota("tenant-root", "cozystack-instances", map[string]any{"count/tenants.apps.cozystack.io": "20"}, true),
 		policy("p", "Fail"), binding("p", "p", "Deny"),

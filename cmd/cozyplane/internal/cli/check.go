@@ -27,15 +27,18 @@ func newCheckCommand(root *Root) *cobra.Command {
 	var output, prefix string
 	cmd := &cobra.Command{
 		Use:   "check",
-		Short: "Check the cluster configuration tenant isolation depends on (Flux lockdown, ingress-nginx snippets, policies, quotas)",
+		Short: "Check the cluster configuration tenant isolation depends on (Flux, ingress-nginx snippets, policies, quotas)",
 		Long: `check reads the cluster and says, for each configuration that tenant
 isolation depends on but the platform cannot set itself, pass, fail or unknown,
 with the exact configuration that closes a gap (docs/security.md, "Residual
 risks"):
 
-  flux-helm-controller-lockdown  Flux's helm-controller runs with
-                                 --no-cross-namespace-refs=true and
-                                 --default-service-account
+  flux-helm-controller           Flux's helm-controller can install the
+                                 platform's HelmReleases: no
+                                 --no-cross-namespace-refs=true, no
+                                 --default-service-account (tenants' own
+                                 HelmReleases are confined by an admission
+                                 policy instead)
   ingress-nginx-snippets         every ingress-nginx controller refuses snippet
                                  annotations (allow-snippet-annotations "false",
                                  annotations-risk-level below Critical)

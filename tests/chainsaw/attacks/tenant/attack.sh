@@ -62,8 +62,18 @@ forge-labels)
     | $a deny $B "is the backing object of the instance E2eAtkApp/evil (apps.cozystack.io) and only its backend controller writes it: CREATE by mallory is refused. Change the instance E2eAtkApp/evil instead" -- "${K[@]}" create -f -
   # with the name of an existing backing object, or any application label alone
   hr atk-web2 '  labels: {apps.cozystack.io/application.name: web}' "" | $a deny $B "CREATE by mallory is refused" -- "${K[@]}" create -f -
-  # a HelmRelease without the marks is Flux's own business (see docs/security.md)
-  hr own-release "" "" | $a allow -- "${K[@]}" create -f -
+  # A HelmRelease without the marks is the tenant's own, but helm-controller
+  # applies it: without a ServiceAccount to impersonate it would install any
+  # chart anywhere with its own cluster-wide rights.
+  F=cozystack-tenant-flux-identity-policy
+  hr own-release "" "  targetNamespace: kube-system" | $a deny $F "names no spec.serviceAccountName, so Flux's helm-controller would apply it with its own cluster-wide rights: set spec.serviceAccountName to a ServiceAccount of $t" -- "${K[@]}" create -f -
+  hr own-release "" "  serviceAccountName: deployer
+  kubeConfig: {secretRef: {name: admin-kubeconfig}}" | $a deny $F "spec.kubeConfig is refused in a tenant namespace" -- "${K[@]}" create -f -
+  # naming a ServiceAccount of its namespace, the tenant's own HelmRelease is Flux's business (docs/security.md)
+  hr own-release "" "  serviceAccountName: deployer" | $a allow -- "${K[@]}" create -f -
+  # dropping the ServiceAccount later is refused too; what leaves the spec alone is not this policy's business
+  $a deny $F "names no spec.serviceAccountName" -- "${K[@]}" patch helmrelease own-release --type=json -p '[{"op":"remove","path":"/spec/serviceAccountName"}]'
+  $a allow -- "${K[@]}" patch helmrelease own-release --type=merge -p '{"spec":{"interval":"10m"}}'
   ;;
 forge-owner)
   can create helmreleases.helm.toolkit.fluxcd.io

@@ -40,24 +40,26 @@ YAML
 }
 
 case "$1" in
-helm-open)
-  # Flux as installed by default: cross-namespace references allowed, no
-  # default ServiceAccount.
-  deployment helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0 --watch-all-namespaces --log-level=info
+helm-lockdown)
+  # Flux's multi-tenancy lockdown refuses the platform's backing HelmReleases
+  # (charts in platform namespaces, release records in cozy-helm-*).
+  deployment helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0 --watch-all-namespaces --no-cross-namespace-refs=true --default-service-account=flux-tenant
   run
   [[ $rc -eq 2 ]] || { echo "exit status $rc, want 2 (a check failed)"; cat "$out"; exit 1; }
   [[ "$(jq -r .verdict "$out")" == fail ]]
-  expect flux-helm-controller-lockdown fail "Deployment $ns/helm-controller container manager lacks --no-cross-namespace-refs=true and --default-service-account=<name>"
-  expect flux-helm-controller-lockdown fail "run Flux's helm-controller with --no-cross-namespace-refs=true and --default-service-account="
-  # Half the lockdown is still a failure.
+  expect flux-helm-controller fail "Deployment $ns/helm-controller container manager runs with --no-cross-namespace-refs=true and --default-service-account=flux-tenant"
+  expect flux-helm-controller fail "run Flux's helm-controller without --no-cross-namespace-refs=true and without --default-service-account"
+  # Half of it is still a failure.
   deployment helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0 --watch-all-namespaces --no-cross-namespace-refs=true
   run
-  expect flux-helm-controller-lockdown fail "lacks --default-service-account=<name>"
+  expect flux-helm-controller fail "runs with --no-cross-namespace-refs=true: the platform's backing HelmReleases"
   ;;
-helm-locked)
-  deployment helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0 --watch-all-namespaces --no-cross-namespace-refs=true --default-service-account=flux-tenant
+helm-default)
+  # Flux as installed by default; tenants' own HelmReleases are confined by
+  # cozystack-tenant-flux-identity-policy, which admission-policies requires.
+  deployment helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0 --watch-all-namespaces --log-level=info
   run
-  expect flux-helm-controller-lockdown pass "Deployment $ns/helm-controller container manager runs with --no-cross-namespace-refs=true"
+  expect flux-helm-controller pass "Deployment $ns/helm-controller container manager installs the platform's HelmReleases"
   ;;
 ingress)
   deployment ingress-nginx-controller registry.k8s.io/ingress-nginx/controller:v1.12.1 /nginx-ingress-controller '--configmap=$(POD_NAMESPACE)/ingress-nginx-controller'
@@ -85,8 +87,8 @@ text)
   # The text report names each check and ends with the verdict; a failure's fix is printed.
   rc=0; cozyplane check >"$out" || rc=$?
   [[ $rc -eq 2 ]] || { echo "exit status $rc, want 2"; cat "$out"; exit 1; }
-  grep -q '^flux-helm-controller-lockdown  *fail' "$out"
-  grep -q '^flux-helm-controller-lockdown (fail): run Flux' "$out"
+  grep -q '^flux-helm-controller  *fail' "$out"
+  grep -q '^flux-helm-controller (fail): run Flux' "$out"
   grep -q '^verdict: fail$' "$out"
   echo "text report: $(grep -c . "$out") lines"
   ;;
