@@ -70,16 +70,9 @@ func (o *migrateOptions) run(ctx context.Context, root *Root) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	client, err := root.Kube.Dynamic()
+	client, ns, err := root.Kube.ClusterScope()
 	if err != nil {
 		return err
-	}
-	ns, set, err := root.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	if !set {
-		ns = "" // all namespaces unless -n says otherwise
 	}
 	in, err := migrate.Gather(ctx, client, ns)
 	if err != nil {

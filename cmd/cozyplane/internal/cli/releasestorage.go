@@ -61,16 +61,9 @@ func (o *releaseStorageOptions) run(ctx context.Context, root *Root) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	client, err := root.Kube.Dynamic()
+	client, ns, err := root.Kube.ClusterScope()
 	if err != nil {
 		return err
-	}
-	ns, set, err := root.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	if !set {
-		ns = ""
 	}
 	plan, err := releasestorage.Gather(ctx, client, ns)
 	if err != nil {

@@ -82,6 +82,24 @@ func (k *Kube) Namespace() (string, bool, error) {
 	return ns, false, err
 }
 
+// ClusterScope is a dynamic client and the namespace a cluster-spanning
+// command (migrate and its subcommands) works in: the one -n/--namespace
+// names, or "" (all namespaces) when it was not given.
+func (k *Kube) ClusterScope() (dynamic.Interface, string, error) {
+	client, err := k.Dynamic()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, set, err := k.Namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	if !set {
+		ns = ""
+	}
+	return client, ns, nil
+}
+
 // Root is the shared state of every command.
 type Root struct {
 	Streams Streams

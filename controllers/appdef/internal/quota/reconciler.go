@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -268,7 +268,7 @@ func (r *Reconciler) countMissing(ctx context.Context, ns client.Object, q *core
 	if len(missing) == 0 {
 		return nil
 	}
-	used := map[string]string{}
+	used := corev1.ResourceList{}
 	for _, res := range missing {
 		gvk, ok := kindOf(crds, PluralOf(res))
 		if !ok {
@@ -279,7 +279,7 @@ func (r *Reconciler) countMissing(ctx context.Context, ns client.Object, q *core
 		if err := r.APIReader.List(ctx, list, client.InNamespace(q.Namespace)); err != nil {
 			return fmt.Errorf("counting %s in %s for ResourceQuota %s: %w", gvk.Kind, q.Namespace, Name, err)
 		}
-		used[string(res)] = strconv.Itoa(len(list.Items))
+		used[res] = *resource.NewQuantity(int64(len(list.Items)), resource.DecimalSI)
 	}
 	if len(used) == 0 {
 		return nil
@@ -300,7 +300,7 @@ func (r *Reconciler) countMissing(ctx context.Context, ns client.Object, q *core
 		return fmt.Errorf("writing the usage of ResourceQuota %s/%s: %w", q.Namespace, Name, err)
 	}
 	r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, EventUsageCounted, "Count",
-		"ResourceQuota %s enforced kinds the quota controller had not counted yet (every create of them was refused): usage written %s", Name, describeUsed(used))
+		"ResourceQuota %s enforced kinds the quota controller had not counted yet (every create of them was refused): usage written %s", Name, describe(used))
 	log.FromContext(ctx).Info("instance quota usage counted", "namespace", q.Namespace, "used", used)
 	return nil
 }
@@ -320,22 +320,6 @@ func kindOf(crds []apiextensionsv1.CustomResourceDefinition, plural string) (sch
 		}
 	}
 	return schema.GroupVersionKind{}, false
-}
-
-func describeUsed(used map[string]string) string {
-	keys := make([]string, 0, len(used))
-	for k := range used {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	s := ""
-	for i, k := range keys {
-		if i > 0 {
-			s += ", "
-		}
-		s += k + "=" + used[k]
-	}
-	return s
 }
 
 func (r *Reconciler) apply(ctx context.Context, ns client.Object, live, desired *corev1.ResourceQuota) error {
