@@ -105,6 +105,7 @@ var RequiredPolicies = []string{
 	"cozystack-namespace-host-label-policy",
 	"cozystack-ns-labels-identity-policy",
 	"cozystack-quota-identity-policy",
+	"cozystack-route-conflicts-identity-policy",
 	"cozystack-route-hostname-policy",
 	"cozystack-route-hostname-policy-grpc",
 	"cozystack-route-hostname-policy-tls",

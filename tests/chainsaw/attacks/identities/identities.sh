@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Each controller identity allowed exactly its slice: for gateway-listeners,
-# gateway-certs, ns-labels and the terraform backend, first what RBAC alone
+# gateway-certs, ns-labels, route-conflicts and the terraform backend, first what RBAC alone
 # grants (a SubjectAccessReview through kubectl auth can-i), then server-side
 # dry-runs impersonating the identity: what the controller really writes
 # passes, and each write outside its slice (another namespace, another shape,
@@ -227,6 +227,43 @@ terraform)
   pns ', pod-security.kubernetes.io/enforce: privileged' | $a deny $T "also sets pod-security.kubernetes.io/enforce and is refused" -- kubectl "$(sa terraform)" create --dry-run=server -f -
   pns ', team: evil' | $a deny $T "also sets team and is refused" -- kubectl "$(sa terraform)" create --dry-run=server -f -
   kubectl delete namespace "$p" --wait=false >/dev/null
+  ;;
+route-conflicts)
+  R=cozystack-route-conflicts-identity-policy
+  got=$(kubectl auth can-i update httproutes.gateway.networking.k8s.io --subresource=status -n "$ns" "$(sa route-conflicts)" || true)
+  [[ "${got}" == yes ]] || { echo "RBAC does not let route-conflicts update httproutes/status: the check would prove nothing"; exit 1; }
+  echo "RBAC alone lets route-conflicts update httproutes/status in $ns"
+  # A route of a Gateway no TenantGateway owns: route-conflicts itself has
+  # nothing to say about it, so only these requests write its status.
+  printf 'apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: rc-probe}\nspec:\n  parentRefs: [{name: elsewhere}]\n  hostnames: [app.example.org]\n' | kubectl -n "$ns" apply -f - >/dev/null
+  # entry CONTROLLER REASON: one status.parents entry, as JSON
+  entry() { printf '{"parentRef":{"name":"elsewhere"},"controllerName":"%s","conditions":[{"type":"Accepted","status":"True","reason":"%s","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1}]}' "$1" "$2"; }
+  theirs=$(entry gateway.envoyproxy.io/gatewayclass-controller Accepted)
+  ours=$(entry gateway.cozystack.io/tenantgateway-controller Accepted)
+  # The Gateway implementation's entry, written by the administrator playing it.
+  kubectl -n "$ns" patch httproute rc-probe --subresource=status --type=merge -p "{\"status\":{\"parents\":[$theirs]}}" >/dev/null
+  # route-conflicts updates the status subresource without reading it through
+  # that path (its role has no get there): each request is a dry-run PUT of
+  # the route as read, with other status.parents.
+  dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+  body() { # body FILE PARENTS: the route with PARENTS as status.parents, in FILE
+    kubectl -n "$ns" get httproute rc-probe -o json | jq --argjson p "[$2]" '.status.parents = $p' >"$dir/$1"
+    echo "$dir/$1"
+  }
+  put=(kubectl replace --raw "/apis/gateway.networking.k8s.io/v1/namespaces/$ns/httproutes/rc-probe/status?dryRun=All" -f)
+  # What route-conflicts writes: its verdict beside the other entries.
+  $a allow -- "${put[@]}" "$(body ok "$theirs,$ours")" "$(sa route-conflicts)"
+  $a allow -- "${put[@]}" "$(body conflict "$theirs,$(entry gateway.cozystack.io/tenantgateway-controller HostnameConflict)")" "$(sa route-conflicts)"
+  # Dropping or changing another controller's entry is refused.
+  $a deny $R "the entries of other controllers must stay as they were, in order (1 before, 0 after or changed)" -- \
+    "${put[@]}" "$(body dropped "$ours")" "$(sa route-conflicts)"
+  $a deny $R "the entries of other controllers must stay as they were" -- \
+    "${put[@]}" "$(body changed "$(entry gateway.envoyproxy.io/gatewayclass-controller NotAllowedByListeners),$ours")" "$(sa route-conflicts)"
+  $a deny $R "the entries of other controllers must stay as they were" -- \
+    "${put[@]}" "$(body added "$theirs,$(entry example.com/forged Accepted),$ours")" "$(sa route-conflicts)"
+  # The same request from an administrator is not this policy's business.
+  $a allow -- "${put[@]}" "$dir/dropped"
+  kubectl -n "$ns" delete httproute rc-probe --wait=false >/dev/null
   ;;
 *) echo "unknown case $1"; exit 2 ;;
 esac
