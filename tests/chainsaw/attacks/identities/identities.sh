@@ -78,7 +78,7 @@ gateway-listeners)
     -p '[{"op":"replace","path":"/spec/rules/0","value":{"backendRefs":[{"name":"web","port":80}]}}]'
   $a deny $GT "for id.example.org and *.id.example.org; HTTPRoute $ns/pub-http-redirect names other hostnames" -- "${K[@]}" patch httproute pub-http-redirect --type=merge --dry-run=server \
     -p '{"spec":{"hostnames":["dashboard.example.org"]}}'
-  printf 'apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: steal\n%sspec:\n  parentRefs: [{name: pub}]\n  hostnames: [www.id.example.org]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n' "$(owner pub)"$'\n' \
+  printf 'apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: steal\n%sspec:\n  parentRefs: [{name: pub}]\n  hostnames: [id.example.org, "*.id.example.org"]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n' "$(owner pub)"$'\n' \
     | $a deny $G "HTTPRoute $ns/steal is refused" -- "${K[@]}" create --dry-run=server -f -
   # Another writer's route cannot be taken over by adding an owner.
   printf 'apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: pub-http-redirect-foreign}\nspec:\n  parentRefs: [{name: pub, port: 443}]\n  hostnames: [www.id.example.org]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n' \
