@@ -48,7 +48,7 @@ probe() {
   die "admission policy ${policy} is not enforced after 30s; last answer: ${out}"
 }
 
-probe cozystack-gateway-hostname-policy -n "${PROBE_NS}" <<'YAML'
+probe cozyplane-gateway-hostname-policy -n "${PROBE_NS}" <<'YAML'
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: probe}
@@ -57,7 +57,7 @@ spec:
   listeners: [{name: https, port: 443, protocol: HTTPS, hostname: probe.example.org}]
 YAML
 for kind in HTTPRoute GRPCRoute; do
-  policy=cozystack-route-hostname-policy
+  policy=cozyplane-route-hostname-policy
   [[ ${kind} == GRPCRoute ]] && policy=${policy}-grpc
   probe "${policy}" -n "${PROBE_NS}" <<YAML
 apiVersion: gateway.networking.k8s.io/v1
@@ -66,7 +66,7 @@ metadata: {name: probe}
 spec: {}
 YAML
 done
-probe cozystack-route-hostname-policy-tls -n "${PROBE_NS}" <<'YAML'
+probe cozyplane-route-hostname-policy-tls -n "${PROBE_NS}" <<'YAML'
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
 metadata: {name: probe}
@@ -74,26 +74,26 @@ spec:
   hostnames: [probe.example.org]
   rules: [{backendRefs: [{name: probe, port: 443}]}]
 YAML
-probe cozystack-namespace-host-label-policy --as="${PROBE_USER}" <<'YAML'
+probe cozyplane-namespace-host-label-policy --as="${PROBE_USER}" <<'YAML'
 apiVersion: v1
 kind: Namespace
 metadata:
   name: cozystack-policy-probe-label
   labels: {namespace.cozystack.io/host: probe.example.org}
 YAML
-probe cozystack-ingress-hostname-policy -n "${PROBE_NS}" <<'YAML'
+probe cozyplane-ingress-hostname-policy -n "${PROBE_NS}" <<'YAML'
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: probe}
 spec:
   rules: [{host: probe.example.org}]
 YAML
-probe cozystack-values-secret-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
+probe cozyplane-values-secret-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
 apiVersion: v1
 kind: Secret
 metadata: {name: cozystack-values}
 YAML
-probe cozystack-backing-object-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
+probe cozyplane-backing-object-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata:
@@ -103,7 +103,7 @@ spec:
   interval: 5m
   chartRef: {kind: OCIRepository, name: probe}
 YAML
-probe cozystack-tenant-flux-identity-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
+probe cozyplane-tenant-flux-identity-policy -n "${PROBE_NS}" --as="${PROBE_USER}" <<'YAML'
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: probe}

@@ -18,7 +18,7 @@
 // CustomResourceDefinitions labelled cozystack.io/application-definition, and
 // any named like a definition's CRD (<plural>.apps.cozystack.io) to tell ours
 // from foreign ones. The ValidatingAdmissionPolicy and binding
-// cozystack-appdef-instance-keys, and no other.
+// cozyplane-appdef-instance-keys, and no other.
 // Instances of a served kind, metadata only, while its definition is deleted.
 // The APIService v1alpha1.apps.cozystack.io (that one only): when it proxies
 // the group to a Service, as upstream Cozystack's aggregated API server does,
@@ -31,7 +31,7 @@
 //     pkg/schema.BuildCRD and labelled cozystack.io/application-definition=<name>,
 //     cozystack.io/backend=<Helm|Terraform>. A CRD of that name it does not
 //     control is never touched.
-//   - The spec of the ValidatingAdmissionPolicy cozystack-appdef-instance-keys
+//   - The spec of the ValidatingAdmissionPolicy cozyplane-appdef-instance-keys
 //     (installed by the policies chart; never created or deleted here): for
 //     every kind whose spec is free-form at the top level
 //     (preserve-unknown-fields), it refuses top-level keys starting with "_"

@@ -44,7 +44,7 @@ type AttachRefusal struct {
 // namespace: whichever is written first, only the root's may attach it. A
 // shared entry the root tenant's TenantGateway lists too is no mistake (see
 // SplitAttachments).
-// Pure; the admission policy cozystack-tenantgateway-attach-policy
+// Pure; the admission policy cozyplane-tenantgateway-attach-policy
 // (policies/l4-namespace-host-label.yaml) says the same in CEL for callers
 // that are not trusted.
 func MayAttach(owner, ns string) string {

@@ -193,7 +193,7 @@ type HelmBackend struct {
 	// HelmRelease's namespace, the tenant's, so they may only name objects
 	// the platform writes there: Secrets or ConfigMaps named cozystack-values
 	// or cozystack-values-<suffix> (the admission policy
-	// cozystack-values-secret-policy refuses those names to anyone else).
+	// cozyplane-values-secret-policy refuses those names to anyone else).
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:XValidation:rule="self.name == 'cozystack-values' || self.name.startsWith('cozystack-values-')",messageExpression="'valuesFrom names ' + self.kind + ' ' + self.name + ', which a tenant can create in its namespace and which, merged after cozystack-values, would override the platform values (_namespace, _cluster). Name only Secrets or ConfigMaps called cozystack-values or cozystack-values-<suffix>, which only the platform writes'"

@@ -14,7 +14,7 @@ import (
 //
 //   - valuesFrom names only Secrets and ConfigMaps of the reserved name family
 //     (ValuesObjectName, or ValuesObjectNamePrefix and a suffix), which the
-//     admission policy cozystack-values-secret-policy
+//     admission policy cozyplane-values-secret-policy
 //     (policies/cozystack-values-secret.yaml) lets only the platform write, in
 //     every namespace. Any other name is one a tenant with edit creates in its
 //     own namespace, and values merged after cozystack-values override the

@@ -87,36 +87,36 @@ type Options struct {
 // RequiredPolicies are the admission policies of policies/ that the
 // platform's isolation rests on (the policies chart installs them).
 var RequiredPolicies = []string{
-	"cozystack-appdef-clusterrole-policy",
-	"cozystack-appdef-identity-policy",
-	"cozystack-appdef-instance-keys",
-	"cozystack-backing-object-policy",
-	"cozystack-certificate-names-policy",
-	"cozystack-certificaterequest-policy",
-	"cozystack-gateway-certs-identity-policy",
-	"cozystack-gateway-certs-tenantgateway-policy",
-	"cozystack-gateway-hostname-policy",
-	"cozystack-gateway-listeners-identity-policy",
-	"cozystack-gateway-listeners-tenantgateway-policy",
-	"cozystack-helm-identity-policy",
-	"cozystack-ingress-annotations-policy",
-	"cozystack-ingress-hostname-policy",
-	"cozystack-instance-orphan-policy",
-	"cozystack-namespace-host-label-policy",
-	"cozystack-ns-labels-identity-policy",
-	"cozystack-quota-identity-policy",
-	"cozystack-route-conflicts-identity-policy",
-	"cozystack-route-hostname-policy",
-	"cozystack-route-hostname-policy-grpc",
-	"cozystack-route-hostname-policy-tls",
-	"cozystack-route-port80-policy",
-	"cozystack-service-externalips-policy",
-	"cozystack-tenant-flux-identity-policy",
-	"cozystack-tenant-host-policy",
-	"cozystack-tenant-platform-fields-policy",
-	"cozystack-tenantgateway-attach-policy",
-	"cozystack-terraform-identity-policy",
-	"cozystack-values-secret-policy",
+	"cozyplane-appdef-clusterrole-policy",
+	"cozyplane-appdef-identity-policy",
+	"cozyplane-appdef-instance-keys",
+	"cozyplane-backing-object-policy",
+	"cozyplane-certificate-names-policy",
+	"cozyplane-certificaterequest-policy",
+	"cozyplane-gateway-certs-identity-policy",
+	"cozyplane-gateway-certs-tenantgateway-policy",
+	"cozyplane-gateway-hostname-policy",
+	"cozyplane-gateway-listeners-identity-policy",
+	"cozyplane-gateway-listeners-tenantgateway-policy",
+	"cozyplane-helm-identity-policy",
+	"cozyplane-ingress-annotations-policy",
+	"cozyplane-ingress-hostname-policy",
+	"cozyplane-instance-orphan-policy",
+	"cozyplane-namespace-host-label-policy",
+	"cozyplane-ns-labels-identity-policy",
+	"cozyplane-quota-identity-policy",
+	"cozyplane-route-conflicts-identity-policy",
+	"cozyplane-route-hostname-policy",
+	"cozyplane-route-hostname-policy-grpc",
+	"cozyplane-route-hostname-policy-tls",
+	"cozyplane-route-port80-policy",
+	"cozyplane-service-externalips-policy",
+	"cozyplane-tenant-flux-identity-policy",
+	"cozyplane-tenant-host-policy",
+	"cozyplane-tenant-platform-fields-policy",
+	"cozyplane-tenantgateway-attach-policy",
+	"cozyplane-terraform-identity-policy",
+	"cozyplane-values-secret-policy",
 }
 
 var (
@@ -276,7 +276,7 @@ func imageTag(image string) string {
 const helmControllerFix = "run Flux's helm-controller without --no-cross-namespace-refs=true and without --default-service-account: " +
 	"the platform's backing HelmReleases name charts in platform namespaces and keep Helm's release records in cozy-helm-* namespaces, " +
 	"which helm-controller refuses (cross-namespace references) or cannot write (as a tenant namespace's ServiceAccount) under those flags. " +
-	"Tenants' own HelmReleases are confined by the admission policy cozystack-tenant-flux-identity-policy instead " +
+	"Tenants' own HelmReleases are confined by the admission policy cozyplane-tenant-flux-identity-policy instead " +
 	"(each names a ServiceAccount of its namespace that helm-controller impersonates)"
 
 // EvaluateHelmController finds Flux's helm-controller among workloads (a
@@ -288,7 +288,7 @@ const helmControllerFix = "run Flux's helm-controller without --no-cross-namespa
 // their release records in the platform namespace). What Flux's
 // multi-tenancy lockdown would close, a tenant's own HelmRelease applied
 // with helm-controller's rights, is closed by
-// cozystack-tenant-flux-identity-policy, which the admission-policies
+// cozyplane-tenant-flux-identity-policy, which the admission-policies
 // check requires. Pure.
 func EvaluateHelmController(workloads []unstructured.Unstructured) Result {
 	r := Result{Name: CheckHelmController}

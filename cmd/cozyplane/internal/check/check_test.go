@@ -81,7 +81,7 @@ func TestEvaluateHelmController(t *testing.T) {
 			if r.Verdict != tc.verdict || !strings.Contains(r.Detail, tc.detail) {
 				t.Fatalf("got %s %q, want %s containing %q", r.Verdict, r.Detail, tc.verdict, tc.detail)
 			}
-			if (r.Verdict != Pass) != strings.Contains(r.Fix, "cozystack-tenant-flux-identity-policy") {
+			if (r.Verdict != Pass) != strings.Contains(r.Fix, "cozyplane-tenant-flux-identity-policy") {
 				t.Errorf("fix %q for verdict %s", r.Fix, r.Verdict)
 			}
 		})

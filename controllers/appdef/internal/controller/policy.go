@@ -44,7 +44,7 @@ import (
 
 // InstanceKeysPolicy names the ValidatingAdmissionPolicy, and its binding,
 // that checks the top-level keys of every free-form kind.
-const InstanceKeysPolicy = "cozystack-appdef-instance-keys"
+const InstanceKeysPolicy = "cozyplane-appdef-instance-keys"
 
 // ReasonPolicyMissing: the definition's kind is free-form, and the
 // ValidatingAdmissionPolicy or binding InstanceKeysPolicy that would check

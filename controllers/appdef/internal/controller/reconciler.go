@@ -22,8 +22,8 @@ import (
 // +kubebuilder:rbac:groups=cozystack.io,resources=applicationdefinitions/status,verbs=patch
 // +kubebuilder:rbac:groups=cozystack.io,resources=applicationdefinitions/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies,resourceNames=cozystack-appdef-instance-keys,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicybindings,resourceNames=cozystack-appdef-instance-keys,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies,resourceNames=cozyplane-appdef-instance-keys,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicybindings,resourceNames=cozyplane-appdef-instance-keys,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.cozystack.io,resources=*,verbs=get;list;watch;create;update;patch;delete;deletecollection
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,resourceNames=v1alpha1.apps.cozystack.io,verbs=get;list;watch

@@ -61,7 +61,7 @@ func BindRunnerFlags(fs *flag.FlagSet) *Runner {
 		"ServiceAccount created in every platform namespace for tofu-controller's runner Pods (its runner.serviceAccount.name)")
 	fs.StringVar(&r.ClusterRole, "runner-cluster-role", DefaultRunnerClusterRole,
 		"ClusterRole the runner ServiceAccount is bound to in every platform namespace (tofu-controller's chart creates tf-runner-role); "+
-			"the controller's ClusterRole grants bind on this name only, and cozystack-terraform-identity-policy allows only tf-runner-role")
+			"the controller's ClusterRole grants bind on this name only, and cozyplane-terraform-identity-policy allows only tf-runner-role")
 	fs.IntVar(&r.PodQuota, "runner-pod-quota", DefaultRunnerPodQuota,
 		"Pods (not yet finished) each platform namespace may hold: the ResourceQuota "+RunnerQuota+" created with the namespace caps the runner Pods "+
 			"one tenant namespace's Terraform objects start at once; 0 writes no quota. Created when missing, never updated: "+

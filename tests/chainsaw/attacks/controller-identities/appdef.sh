@@ -4,13 +4,13 @@
 # SubjectAccessReview through kubectl auth can-i), then server-side dry-runs
 # impersonating it. The API server runs no admission policy on writes of
 # admission policies, so RBAC alone keeps appdef to its one policy
-# (cozystack-appdef-instance-keys); its ClusterRoles are narrowed by the
+# (cozyplane-appdef-instance-keys); its ClusterRoles are narrowed by the
 # appdef identity policy. appdef.sh CASE.
 set -euo pipefail
 cd "$(dirname "$0")"
 a=../../_scripts/admission.sh
 A=system:serviceaccount:cozy-system:cozystack-appdef
-K=cozystack-appdef-instance-keys
+K=cozyplane-appdef-instance-keys
 # can EXPECT VERB RESOURCE: a SubjectAccessReview for appdef
 can() {
   local got
@@ -36,7 +36,7 @@ policies)
   can no create validatingadmissionpolicies.admissionregistration.k8s.io
   can no create validatingadmissionpolicybindings.admissionregistration.k8s.io
   # nobody else's: the hostname layers and the identity policy itself
-  for p in cozystack-gateway-hostname-policy cozystack-route-hostname-policy cozystack-namespace-host-label-policy cozystack-appdef-identity-policy; do
+  for p in cozyplane-gateway-hostname-policy cozyplane-route-hostname-policy cozyplane-namespace-host-label-policy cozyplane-appdef-identity-policy; do
     can no delete validatingadmissionpolicies.admissionregistration.k8s.io/$p
     can no patch validatingadmissionpolicies.admissionregistration.k8s.io/$p
     can no delete validatingadmissionpolicybindings.admissionregistration.k8s.io/$p
@@ -45,9 +45,9 @@ policies)
   can no create mutatingwebhookconfigurations.admissionregistration.k8s.io
   # the same, as requests
   $a allow -- kubectl --as="$A" patch validatingadmissionpolicy $K --type=merge -p '{"metadata":{"annotations":{"e2e":"x"}}}' --dry-run=server
-  forbidden delete validatingadmissionpolicy cozystack-gateway-hostname-policy --dry-run=server
-  forbidden delete validatingadmissionpolicybinding cozystack-route-hostname-policy --dry-run=server
-  forbidden patch validatingadmissionpolicy cozystack-namespace-host-label-policy --type=merge -p '{"spec":{"failurePolicy":"Ignore"}}' --dry-run=server
+  forbidden delete validatingadmissionpolicy cozyplane-gateway-hostname-policy --dry-run=server
+  forbidden delete validatingadmissionpolicybinding cozyplane-route-hostname-policy --dry-run=server
+  forbidden patch validatingadmissionpolicy cozyplane-namespace-host-label-policy --type=merge -p '{"spec":{"failurePolicy":"Ignore"}}' --dry-run=server
   forbidden delete validatingadmissionpolicy $K --dry-run=server
   forbidden patch validatingadmissionpolicybinding $K --type=merge -p '{"spec":{"matchResources":null}}' --dry-run=server
   printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: e2e-evil}\nspec: {policyName: %s, validationActions: [Deny]}\n' $K \
@@ -55,7 +55,7 @@ policies)
   ;;
 clusterroles)
   # ClusterRoles named for each kind: RBAC must grant every name, the policy narrows it
-  P=cozystack-appdef-clusterrole-policy
+  P=cozyplane-appdef-clusterrole-policy
   role() { # role NAME GROUP RESOURCE: a ClusterRole with one rule
     printf 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: "%s"}\nrules:\n- apiGroups: ["%s"]\n  resources: [%s]\n  verbs: [get, list, watch]\n' "$1" "$2" "$3"
   }

@@ -21,10 +21,10 @@ crd() { # crd GROUP [EXTRA-SPEC-LINES]
 labelled_hr() { # labelled_hr NAME: a HelmRelease carrying the application labels of E2eIdApp/NAME
   printf 'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: id-%s\n  labels: {apps.cozystack.io/application.kind: E2eIdApp, apps.cozystack.io/application.group: apps.cozystack.io, apps.cozystack.io/application.name: %s}\nspec:\n  interval: 5m\n  chartRef: {kind: OCIRepository, name: chart}\n' "$1" "$1"
 }
-B=cozystack-backing-object-policy
+B=cozyplane-backing-object-policy
 case "$1" in
 appdef)
-  A=cozy-system:cozystack-appdef P=cozystack-appdef-identity-policy
+  A=cozy-system:cozystack-appdef P=cozyplane-appdef-identity-policy
   rbac yes "$A" create customresourcedefinitions.apiextensions.k8s.io
   rbac yes "$A" delete customresourcedefinitions.apiextensions.k8s.io
   crd apps.cozystack.io | $a allow -- kubectl "$(sa $A)" create --dry-run=server -f -
@@ -38,7 +38,7 @@ appdef)
   crd evil.example.com | $a allow -- kubectl create --dry-run=server -f -
   ;;
 ns-labels)
-  N=cozy-system:cozystack-ns-labels P=cozystack-namespace-host-label-policy
+  N=cozy-system:cozystack-ns-labels P=cozyplane-namespace-host-label-policy
   rbac yes "$N" patch namespaces
   $a deny $P "immutable once set" -- kubectl "$(sa $N)" label namespace "$ns" namespace.cozystack.io/host=evil.example.org --dry-run=server
   $a allow -- kubectl "$(sa $N)" label namespace "$ns" namespace.cozystack.io/gateway=tenant-root --dry-run=server
@@ -46,11 +46,11 @@ ns-labels)
 helm)
   H=cozy-system:cozystack-helm
   rbac yes "$H" create helmreleases.helm.toolkit.fluxcd.io "$ns"
-  # a HelmRelease shaped as the backend writes it (cozystack-helm-identity-policy; tests/chainsaw/attacks/helm-identity)
+  # a HelmRelease shaped as the backend writes it (cozyplane-helm-identity-policy; tests/chainsaw/attacks/helm-identity)
   { labelled_hr made | sed 's|^  labels:|  ownerReferences: [{apiVersion: apps.cozystack.io/v1alpha1, kind: E2eIdApp, name: made, uid: 00000000-0000-0000-0000-000000000001, controller: true}]\n  labels:|;s|name: chart}|name: chart, namespace: cozy-system}|'
     printf '  valuesFrom: [{kind: Secret, name: cozystack-values}]\n'; } | $a allow -- kubectl -n "$ns" "$(sa $H)" create --dry-run=server -f -
   # id-web carries the labels but no controller owner reference: not an instance's, so not the backend's to change
-  $a deny cozystack-helm-identity-policy "controller owner reference" -- kubectl -n "$ns" "$(sa $H)" patch helmrelease id-web --type=merge -p '{"spec":{"interval":"10m"}}' --dry-run=server
+  $a deny cozyplane-helm-identity-policy "controller owner reference" -- kubectl -n "$ns" "$(sa $H)" patch helmrelease id-web --type=merge -p '{"spec":{"interval":"10m"}}' --dry-run=server
   $a allow -- kubectl -n "$ns" "$(sa $H)" delete helmrelease id-web --dry-run=server
   # what its role does not grant at all
   rbac no "$H" patch helmreleases.helm.toolkit.fluxcd.io "$ns" status
@@ -62,12 +62,12 @@ terraform)
   rbac yes "$T" create terraforms.infra.contrib.fluxcd.io "$ns"
   tf='apiVersion: infra.contrib.fluxcd.io/v1alpha2\nkind: Terraform\nmetadata:\n  name: idinfra-made\n  labels: {apps.cozystack.io/application.kind: E2eIdInfra, apps.cozystack.io/application.name: made}\nspec:\n  interval: 1m\n  sourceRef: {kind: OCIRepository, name: m, namespace: cozy-system}\n'
   # Terraform objects live in platform namespaces cozy-tf-* (docs/terraform-backend.md);
-  # cozystack-terraform-identity-policy refuses them anywhere else.
+  # cozyplane-terraform-identity-policy refuses them anywhere else.
   p="cozy-tf-$ns"
   kubectl create namespace "$p" >/dev/null 2>&1 || true
   kubectl label namespace "$p" apps.cozystack.io/platform-namespace=Terraform apps.cozystack.io/tenant-namespace="$ns" --overwrite >/dev/null
   printf "$tf" | $a allow -- kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
-  printf "$tf" | $a deny cozystack-terraform-identity-policy "writes Terraform objects only in platform namespaces cozy-tf-*" -- kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
+  printf "$tf" | $a deny cozyplane-terraform-identity-policy "writes Terraform objects only in platform namespaces cozy-tf-*" -- kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
   # The runner's ServiceAccount and its RoleBinding to tf-runner-role, in a
   # labelled platform namespace only (controllers/terraform/internal/tfbackend/runner.go).
   rbac yes "$T" create serviceaccounts "$p"
@@ -82,21 +82,21 @@ terraform)
   }
   $a allow -- kubectl -n "$p" "$(sa $T)" create serviceaccount id-runner --dry-run=server
   rb tf-runner-role ServiceAccount "$p" | $a allow -- kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
-  $a deny cozystack-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-*" -- \
+  $a deny cozyplane-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-*" -- \
     kubectl -n "$ns" "$(sa $T)" create serviceaccount id-runner --dry-run=server
-  rb tf-runner-role ServiceAccount "$ns" | $a deny cozystack-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-*" -- \
+  rb tf-runner-role ServiceAccount "$ns" | $a deny cozyplane-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-*" -- \
     kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
   # Its own ClusterRole: RBAC lets it bind that (it holds every right in it); the policy does not.
-  rb cozystack-terraform ServiceAccount "$p" | $a deny cozystack-terraform-identity-policy "binds only the ClusterRole tf-runner-role" -- \
+  rb cozystack-terraform ServiceAccount "$p" | $a deny cozyplane-terraform-identity-policy "binds only the ClusterRole tf-runner-role" -- \
     kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
   # tf-runner-role for someone outside the namespace: a tenant's user or another namespace's ServiceAccount.
-  rb tf-runner-role User "" | $a deny cozystack-terraform-identity-policy "binds only the ClusterRole tf-runner-role, to ServiceAccounts of the RoleBinding's own namespace" -- \
+  rb tf-runner-role User "" | $a deny cozyplane-terraform-identity-policy "binds only the ClusterRole tf-runner-role, to ServiceAccounts of the RoleBinding's own namespace" -- \
     kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
-  rb tf-runner-role ServiceAccount "$ns" | $a deny cozystack-terraform-identity-policy "to ServiceAccounts of the RoleBinding's own namespace" -- \
+  rb tf-runner-role ServiceAccount "$ns" | $a deny cozyplane-terraform-identity-policy "to ServiceAccounts of the RoleBinding's own namespace" -- \
     kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
   # A cozy-tf-* namespace without the platform label is not the controller's.
   kubectl label namespace "$p" apps.cozystack.io/platform-namespace- >/dev/null
-  $a deny cozystack-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-* labelled" -- \
+  $a deny cozyplane-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-* labelled" -- \
     kubectl -n "$p" "$(sa $T)" create serviceaccount id-runner --dry-run=server
   kubectl delete namespace "$p" --wait=false >/dev/null
   rbac no "$T" create helmreleases.helm.toolkit.fluxcd.io "$ns"
@@ -114,7 +114,7 @@ flux)
   labelled_hr forged | $a deny $B "CREATE by system:serviceaccount:cozy-fluxcd:flux is refused" -- kubectl -n "$ns" "$(sa $F)" create --dry-run=server -f -
   # it writes cozystack-values (the tenant chart); another Flux controller may not
   $a allow -- kubectl -n "$ns" "$(sa $F)" patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {}"}}' --dry-run=server
-  $a deny cozystack-values-secret-policy "UPDATE by system:serviceaccount:cozy-fluxcd:source-controller is refused" -- \
+  $a deny cozyplane-values-secret-policy "UPDATE by system:serviceaccount:cozy-fluxcd:source-controller is refused" -- \
     kubectl -n "$ns" "$(sa cozy-fluxcd:source-controller)" patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {}"}}' --dry-run=server
   ;;
 kube-controllers)

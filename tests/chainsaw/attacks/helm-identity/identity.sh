@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The helm backend's identity (cozy-system:cozystack-helm) against
-# cozystack-helm-identity-policy: what its role lets it do (kubectl auth
+# cozyplane-helm-identity-policy: what its role lets it do (kubectl auth
 # can-i), then server-side dry-runs as that identity: the HelmRelease and the
 # namespace shaped as the backend writes them pass, each field or namespace
 # it never writes is refused with the policy's message. identity.sh CASE.
 set -euo pipefail
 cd "$(dirname "$0")"
 a=../../_scripts/admission.sh
-P=cozystack-helm-identity-policy
+P=cozyplane-helm-identity-policy
 ns=$NAMESPACE
 H=(--as=system:serviceaccount:cozy-system:cozystack-helm)
 rbac() { # rbac EXPECT VERB RESOURCE [NAMESPACE [SUBRESOURCE]]

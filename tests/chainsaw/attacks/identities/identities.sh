@@ -37,7 +37,7 @@ fi
 
 case "$1" in
 gateway-listeners)
-  G=cozystack-gateway-listeners-identity-policy GT=cozystack-gateway-listeners-tenantgateway-policy
+  G=cozyplane-gateway-listeners-identity-policy GT=cozyplane-gateway-listeners-tenantgateway-policy
   K=(kubectl -n "$ns" "$(sa gateway-listeners)")
   rbac gateway-listeners create gateways.gateway.networking.k8s.io "${other}"
   rbac gateway-listeners patch httproutes.gateway.networking.k8s.io kube-system
@@ -89,7 +89,7 @@ gateway-listeners)
   gw evil "$ns" | $a allow -- kubectl create --dry-run=server -f -
   ;;
 gateway-certs)
-  C=cozystack-gateway-certs-identity-policy CT=cozystack-gateway-certs-tenantgateway-policy
+  C=cozyplane-gateway-certs-identity-policy CT=cozyplane-gateway-certs-tenantgateway-policy
   K=(kubectl -n "$ns" "$(sa gateway-certs)")
   rbac gateway-certs create issuers.cert-manager.io "${other}"
   rbac gateway-certs create certificates.cert-manager.io kube-system
@@ -146,7 +146,7 @@ gateway-certs)
     "${K[@]}" delete certificate foreign-tls --dry-run=server
   ;;
 ns-labels)
-  N=cozystack-ns-labels-identity-policy
+  N=cozyplane-ns-labels-identity-policy
   K=(kubectl "$(sa ns-labels)")
   rbac ns-labels patch namespaces
   # Tenant namespaces (names without hyphens after tenant-): a root-level
@@ -189,7 +189,7 @@ ns-labels)
   for n in "$t" "$t-kid" "tenant-other${id//-/}"; do kubectl delete namespace "$n" --wait=false >/dev/null; done
   ;;
 terraform)
-  T=cozystack-terraform-identity-policy
+  T=cozyplane-terraform-identity-policy
   p=cozy-tf-id-${id}
   kubectl create namespace "$p" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl label namespace "$p" apps.cozystack.io/platform-namespace=Terraform apps.cozystack.io/tenant-namespace="$ns" --overwrite >/dev/null
@@ -229,7 +229,7 @@ terraform)
   kubectl delete namespace "$p" --wait=false >/dev/null
   ;;
 route-conflicts)
-  R=cozystack-route-conflicts-identity-policy
+  R=cozyplane-route-conflicts-identity-policy
   got=$(kubectl auth can-i update httproutes.gateway.networking.k8s.io --subresource=status -n "$ns" "$(sa route-conflicts)" || true)
   [[ "${got}" == yes ]] || { echo "RBAC does not let route-conflicts update httproutes/status: the check would prove nothing"; exit 1; }
   echo "RBAC alone lets route-conflicts update httproutes/status in $ns"

@@ -14,11 +14,11 @@ cd "$(dirname "$0")"
 t=tenant-nm-${NAMESPACE#chainsaw-}
 tenant=(--as=mallory --as-group=system:authenticated)
 a=../../_scripts/admission.sh
-C=cozystack-certificate-names-policy
-R=cozystack-certificaterequest-policy
-A=cozystack-ingress-annotations-policy
-F=cozystack-tenant-platform-fields-policy
-X=cozystack-service-externalips-policy
+C=cozyplane-certificate-names-policy
+R=cozyplane-certificaterequest-policy
+A=cozyplane-ingress-annotations-policy
+F=cozyplane-tenant-platform-fields-policy
+X=cozyplane-service-externalips-policy
 
 # can VERB RESOURCE: fails unless RBAC lets the tenant do it in $t.
 can() {

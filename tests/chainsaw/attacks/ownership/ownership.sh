@@ -20,7 +20,7 @@ t=tenant-own-${NAMESPACE#chainsaw-}
 p=cozy-tf-$t
 tenant=(--as=mallory --as-group=system:authenticated)
 a=../../_scripts/admission.sh
-B=cozystack-backing-object-policy
+B=cozyplane-backing-object-policy
 K=(kubectl -n "$t" "${tenant[@]}")
 admin() { kubectl -n "$t" "$@"; }
 

@@ -155,9 +155,9 @@ runner)
   ;;
 identity)
   # RBAC lets the appdef and terraform controllers write ResourceQuotas in
-  # every namespace; cozystack-quota-identity-policy keeps each to its own.
+  # every namespace; cozyplane-quota-identity-policy keeps each to its own.
   a=../../_scripts/admission.sh
-  P=cozystack-quota-identity-policy
+  P=cozyplane-quota-identity-policy
   appdef=(--as=system:serviceaccount:cozy-system:cozystack-appdef --as-group=system:serviceaccounts --as-group=system:serviceaccounts:cozy-system --as-group=system:authenticated)
   tf=(--as=system:serviceaccount:cozy-system:cozystack-terraform --as-group=system:serviceaccounts --as-group=system:serviceaccounts:cozy-system --as-group=system:authenticated)
   [[ "$(kubectl auth can-i create resourcequotas -n kube-system "${appdef[@]}")" == yes ]] || { echo "RBAC does not let appdef create quotas: nothing to prove"; exit 1; }

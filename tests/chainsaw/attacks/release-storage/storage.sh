@@ -16,7 +16,7 @@ p=cozy-helm-$t
 tenant=(--as=mallory --as-group=system:authenticated)
 flux=(--as=system:serviceaccount:cozy-fluxcd:helm-controller)
 a=../../_scripts/admission.sh
-B=cozystack-backing-object-policy
+B=cozyplane-backing-object-policy
 can() { # can yes|no VERB RESOURCE NAMESPACE: what RBAC alone lets the tenant do
   local got
   got=$(kubectl auth can-i "$2" "$3" -n "$4" "${tenant[@]}" || true)

@@ -13,10 +13,10 @@ cd "$(dirname "$0")"
 t=tenant-atk-${NAMESPACE#chainsaw-}
 tenant=(--as=mallory --as-group=system:authenticated)
 a=../../_scripts/admission.sh
-V=cozystack-values-secret-policy
-B=cozystack-backing-object-policy
-O=cozystack-instance-orphan-policy
-I=cozystack-ingress-hostname-policy
+V=cozyplane-values-secret-policy
+B=cozyplane-backing-object-policy
+O=cozyplane-instance-orphan-policy
+I=cozyplane-ingress-hostname-policy
 
 # can VERB RESOURCE [SUBRESOURCE]: fails unless RBAC lets the tenant do it in $t.
 can() {
@@ -65,7 +65,7 @@ forge-labels)
   # A HelmRelease without the marks is the tenant's own, but helm-controller
   # applies it: without a ServiceAccount to impersonate it would install any
   # chart anywhere with its own cluster-wide rights.
-  F=cozystack-tenant-flux-identity-policy
+  F=cozyplane-tenant-flux-identity-policy
   hr own-release "" "  targetNamespace: kube-system" | $a deny $F "names no spec.serviceAccountName, so Flux's helm-controller would apply it with its own cluster-wide rights: set spec.serviceAccountName to a ServiceAccount of $t" -- "${K[@]}" create -f -
   hr own-release "" "  serviceAccountName: deployer
   kubeConfig: {secretRef: {name: admin-kubeconfig}}" | $a deny $F "spec.kubeConfig is refused in a tenant namespace" -- "${K[@]}" create -f -

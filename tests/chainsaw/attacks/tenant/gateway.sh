@@ -12,8 +12,8 @@ t=tenant-atk-${id}
 shared=cozy-atk-${id}
 tenant=(--as=mallory --as-group=system:authenticated)
 a=../../_scripts/admission.sh
-T=cozystack-tenantgateway-attach-policy
-P=cozystack-route-port80-policy
+T=cozyplane-tenantgateway-attach-policy
+P=cozyplane-route-port80-policy
 K=(kubectl -n "$t" "${tenant[@]}")
 admin() { kubectl -n "$t" "$@"; }
 can() { # can VERB RESOURCE [NAMESPACE]

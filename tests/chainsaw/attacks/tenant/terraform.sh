@@ -19,8 +19,8 @@ p=cozy-tf-$t
 tenant=(--as=mallory --as-group=system:authenticated)
 K=(kubectl -n "$t" "${tenant[@]}")
 a=../../_scripts/admission.sh
-B=cozystack-backing-object-policy
-T=cozystack-terraform-identity-policy
+B=cozyplane-backing-object-policy
+T=cozyplane-terraform-identity-policy
 ctl=system:serviceaccount:cozy-system:cozystack-terraform
 
 # can NS VERB RESOURCE [SUBRESOURCE]: fails unless RBAC lets the tenant do it in NS.

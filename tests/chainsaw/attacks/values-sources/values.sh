@@ -12,8 +12,8 @@ cd "$(dirname "$0")"
 t=tenant-val-${NAMESPACE#chainsaw-}
 tenant=(--as=mallory --as-group=system:authenticated)
 a=../../_scripts/admission.sh
-V=cozystack-values-secret-policy
-KEYS=cozystack-appdef-instance-keys
+V=cozyplane-values-secret-policy
+KEYS=cozyplane-appdef-instance-keys
 K=(kubectl -n "$t" "${tenant[@]}")
 admin() { kubectl -n "$t" "$@"; }
 

@@ -56,7 +56,7 @@ helm-lockdown)
   ;;
 helm-default)
   # Flux as installed by default; tenants' own HelmReleases are confined by
-  # cozystack-tenant-flux-identity-policy, which admission-policies requires.
+  # cozyplane-tenant-flux-identity-policy, which admission-policies requires.
   deployment helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0 --watch-all-namespaces --log-level=info
   run
   expect flux-helm-controller pass "Deployment $ns/helm-controller container manager installs the platform's HelmReleases"

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 t=tenant-l2-${NAMESPACE#chainsaw-}
 a=../../_scripts/admission.sh
-P=cozystack-gateway-hostname-policy
+P=cozyplane-gateway-hostname-policy
 user="--as=app-deployer --as-group=policies-l2-testers --as-group=system:authenticated"
 platform="--as=system:serviceaccount:cozy-system:tenant-chart --as-group=system:serviceaccounts:cozy-system --as-group=policies-l2-testers"
 gw() { # gw NAME APIVERSION HOSTNAME...: a Gateway with one HTTPS listener per hostname and a port-80 listener without one

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 a=../../_scripts/admission.sh
-P=cozystack-tenant-host-policy
+P=cozyplane-tenant-host-policy
 user="--as=alice --as-group=policies-l3-testers --as-group=system:authenticated"
 trusted="--as=system:serviceaccount:cozy-fluxcd:helm-controller --as-group=system:serviceaccounts:cozy-fluxcd --as-group=policies-l3-testers"
 other="--as=system:serviceaccount:cozy-other:x --as-group=system:serviceaccounts:cozy-other --as-group=policies-l3-testers"

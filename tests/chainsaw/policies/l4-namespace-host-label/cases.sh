@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 t=tenant-l4-${NAMESPACE#chainsaw-}
 a=../../_scripts/admission.sh
-P=cozystack-namespace-host-label-policy
+P=cozyplane-namespace-host-label-policy
 user="--as=alice --as-group=policies-l4-testers --as-group=system:authenticated"
 trusted="--as=system:serviceaccount:cozy-fluxcd:flux --as-group=system:serviceaccounts:cozy-fluxcd --as-group=policies-l4-testers"
 nslabels="--as=system:serviceaccount:cozy-system:cozystack-ns-labels --as-group=system:serviceaccounts --as-group=system:serviceaccounts:cozy-system --as-group=system:authenticated"

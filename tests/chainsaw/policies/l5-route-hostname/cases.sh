@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 t=tenant-l5-${NAMESPACE#chainsaw-}
 cozy=cozy-l5-${NAMESPACE#chainsaw-}
 a=../../_scripts/admission.sh
-P=cozystack-route-hostname-policy
+P=cozyplane-route-hostname-policy
 user="--as=app-deployer --as-group=policies-l5-testers --as-group=system:authenticated"
 platform="--as=system:serviceaccount:cozy-fluxcd:helm-controller --as-group=system:serviceaccounts:cozy-fluxcd --as-group=policies-l5-testers"
 route() { # route KIND APIVERSION NAME [HOSTNAME...]; the single HOSTNAME [] writes an empty list
