@@ -7,11 +7,11 @@
 #
 # The probes run in a temporary tenant-* namespace without the host label
 # (every gateway, route and Ingress policy denies there, fail-closed), deleted
-# at exit. Layer 3, the instance orphan policy and the appdef identity policy
-# have nothing cheap to probe (no Tenant kind or instance is served yet, and
-# the appdef identity is not bound here); they are applied in the same request
-# as the others and the API server loads policies in the order it receives
-# them, so once the last-applied one is enforced, all are.
+# at exit. Layer 3, the instance orphan and status policies and the appdef
+# identity policy have nothing cheap to probe (no Tenant kind or instance is
+# served yet, and the appdef identity is not bound here); they are applied in
+# the same request as the others and the API server loads policies in the
+# order it receives them, so once the last-applied one is enforced, all are.
 source "$(dirname "$0")/lib.sh"
 [[ $# -eq 1 ]] || die "usage: $0 DIR (DIR/kubeconfig: an administrator's kubeconfig)"
 DIR=$(cd "$1" && pwd)

@@ -102,6 +102,7 @@ var RequiredPolicies = []string{
 	"cozyplane-ingress-annotations-policy",
 	"cozyplane-ingress-hostname-policy",
 	"cozyplane-instance-orphan-policy",
+	"cozyplane-instance-status-policy",
 	"cozyplane-namespace-host-label-policy",
 	"cozyplane-ns-labels-identity-policy",
 	"cozyplane-quota-identity-policy",

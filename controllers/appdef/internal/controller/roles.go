@@ -21,36 +21,70 @@ import (
 
 // Aggregated ClusterRoles.
 //
-// For every kind it serves, the controller publishes three ClusterRoles,
-// cozystack:app:<plural>:view, :edit and :admin, labelled for aggregation
-// into Kubernetes' built-in view, edit and admin roles (kube-controller-
-// manager's clusterrole-aggregation controller copies their rules). A user
-// bound to edit in a namespace can then create instances of a new kind there
-// without anyone writing RBAC for it. The roles are controlled by the
-// definition (garbage-collected with it, deleted with its CRD), and a
-// ClusterRole of that name the definition does not control is never touched.
+// For every kind it serves, the controller publishes ClusterRoles for two
+// role families, labelled for aggregation:
+//
+//   - cozystack:app:<plural>:view, :edit and :admin, into Kubernetes'
+//     built-in view, edit and admin roles (kube-controller-manager's
+//     clusterrole-aggregation controller copies their rules). A user bound
+//     to edit in a namespace can then create instances of a new kind there
+//     without anyone writing RBAC for it.
+//   - cozystack:app:<plural>:tenant-view and :tenant-admin, into Cozystack's
+//     tenant roles cozy:tenant:view and cozy:tenant:admin (cozystack-basics'
+//     clusterroles.yaml aggregates the labels rbac.cozystack.io/aggregate-to-
+//     tenant-<level>), at the levels upstream grants its own kinds: view
+//     (and so use, which aggregates view) reads instances, admin (and so
+//     super-admin, which aggregates admin) also creates, updates, patches and
+//     deletes them, as cozy:tenant:admin:base does for every kind upstream
+//     ships. Upstream's use level writes no instance, so it neither creates
+//     nor approves one (a plan is approved by annotating the instance, which
+//     is an update).
+//
+// The roles are controlled by the definition (garbage-collected with it,
+// deleted with its CRD), and a ClusterRole of that name the definition does
+// not control is never touched.
 //
 // To create a role granting verbs, the controller must hold them itself
 // (RBAC's escalation check): its ClusterRole grants those verbs on
 // apps.cozystack.io, and the appdef identity policy
 // (policies/appdef-identity.yaml) refuses any ClusterRole write of its
-// identity outside the name prefix cozystack:app: or with rules outside
-// apps.cozystack.io.
+// identity outside the name prefix cozystack:app:, with rules outside
+// apps.cozystack.io, or with aggregation labels other than these five.
 
 // RolePrefix starts the name of every ClusterRole the controller writes.
 const RolePrefix = "cozystack:app:"
 
-// Aggregation levels, each the suffix of a role's name and the built-in
-// ClusterRole it is aggregated into.
+// Aggregation levels, each the suffix of a role's name. The first three are
+// aggregated into Kubernetes' built-in role of that name, the tenant ones
+// into Cozystack's cozy:tenant:<view|admin>.
 const (
-	RoleView  = "view"
-	RoleEdit  = "edit"
-	RoleAdmin = "admin"
+	RoleView        = "view"
+	RoleEdit        = "edit"
+	RoleAdmin       = "admin"
+	RoleTenantView  = "tenant-view"
+	RoleTenantAdmin = "tenant-admin"
 )
 
-// aggregateLabel is the label the built-in role of a level aggregates.
+// tenantLevelPrefix starts the levels aggregated into Cozystack's tenant
+// roles.
+const tenantLevelPrefix = "tenant-"
+
+// aggregateLabel is the label the role of a level is aggregated by:
+// rbac.authorization.k8s.io/aggregate-to-<level> for the built-in roles,
+// rbac.cozystack.io/aggregate-to-tenant-<level> for Cozystack's.
 func aggregateLabel(level string) string {
+	if strings.HasPrefix(level, tenantLevelPrefix) {
+		return "rbac.cozystack.io/aggregate-to-" + level
+	}
 	return "rbac.authorization.k8s.io/aggregate-to-" + level
+}
+
+// aggregatedInto names the role that aggregates a level, for events.
+func aggregatedInto(level string) string {
+	if rest, ok := strings.CutPrefix(level, tenantLevelPrefix); ok {
+		return "Cozystack's cozy:tenant:" + rest + " role"
+	}
+	return "the built-in " + level + " role"
 }
 
 // RoleName names the ClusterRole of a kind's plural at a level.
@@ -59,13 +93,20 @@ func RoleName(plural, level string) string { return RolePrefix + plural + ":" + 
 var (
 	readVerbs  = []string{"get", "list", "watch"}
 	writeVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+	// tenantAdminVerbs: what cozy:tenant:admin grants on upstream's kinds
+	// (create, update, patch, delete; get, list and watch come with view),
+	// without deletecollection.
+	tenantAdminVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 )
 
-// buildRoles returns the ClusterRoles that let the built-in roles use def's
-// kind. view reads instances and their status; edit and admin also write
-// instances (create, update, patch, delete, deletecollection). No level
-// writes status: that is the backend's, and a tenant who could write it
-// could fake Ready or a pending plan. Owner references are the caller's.
+// buildRoles returns the ClusterRoles that let the built-in roles and
+// Cozystack's tenant roles use def's kind. view and tenant-view read
+// instances and their status; edit, admin and tenant-admin also write
+// instances. No level writes status: that is the backend's, and a tenant who
+// could write it could fake Ready or a pending plan (roles granting "*", as
+// upstream's cozy:tenant:super-admin does, are answered by the instance
+// status policy, policies/instance-status.yaml). Owner references are the
+// caller's.
 func buildRoles(def *cozyv1alpha1.ApplicationDefinition) []*rbacv1.ClusterRole {
 	plural := def.Spec.Application.Plural
 	group := appsv1alpha1.GroupVersion.Group
@@ -73,7 +114,10 @@ func buildRoles(def *cozyv1alpha1.ApplicationDefinition) []*rbacv1.ClusterRole {
 	levels := []struct {
 		level string
 		verbs []string
-	}{{RoleView, readVerbs}, {RoleEdit, writeVerbs}, {RoleAdmin, writeVerbs}}
+	}{
+		{RoleView, readVerbs}, {RoleEdit, writeVerbs}, {RoleAdmin, writeVerbs},
+		{RoleTenantView, readVerbs}, {RoleTenantAdmin, tenantAdminVerbs},
+	}
 	out := make([]*rbacv1.ClusterRole, 0, len(levels))
 	for _, l := range levels {
 		out = append(out, &rbacv1.ClusterRole{
@@ -122,7 +166,7 @@ func (r *Reconciler) applyRoles(ctx context.Context, def *cozyv1alpha1.Applicati
 		}
 		if res != ssa.Unchanged {
 			why := map[ssa.Result]string{
-				ssa.Created:   "so the built-in " + levelOf(role.Name) + " role covers kind " + def.Spec.Application.Kind,
+				ssa.Created:   "so " + aggregatedInto(levelOf(role.Name)) + " covers kind " + def.Spec.Application.Kind,
 				ssa.Updated:   "to the definition's generation",
 				ssa.Corrected: "it had been changed by someone else; put back",
 			}[res]
@@ -136,7 +180,7 @@ func (r *Reconciler) applyRoles(ctx context.Context, def *cozyv1alpha1.Applicati
 	if len(foreign) == 0 {
 		return "", nil
 	}
-	note := fmt.Sprintf("ClusterRole %s exists and is not controlled by this definition: it is left alone, so the built-in roles do not cover this kind at that level; delete it to let the controller publish its own",
+	note := fmt.Sprintf("ClusterRole %s exists and is not controlled by this definition: it is left alone, so the role it would be aggregated into does not cover this kind at that level; delete it to let the controller publish its own",
 		strings.Join(foreign, ", "))
 	return note, nil
 }

@@ -13,15 +13,23 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 )
 
-// TestRolesFollowTheDefinition: a served kind has its three aggregated
-// roles, controlled by the definition; deleting the definition deletes them.
+// TestRolesFollowTheDefinition: a served kind has its five aggregated
+// roles (the built-in view, edit and admin; Cozystack's tenant view and
+// admin), controlled by the definition; deleting the definition deletes them.
 func TestRolesFollowTheDefinition(t *testing.T) {
 	ctx := context.Background()
 	def := newHelmDef("it-roles", "ItRoles", "itroles", `{"type":"object","properties":{"a":{"type":"string"}}}`)
 	create(t, def)
 	cleanup(t, def.Name)
 	d := waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
-	for _, level := range []string{RoleView, RoleEdit, RoleAdmin} {
+	labels := map[string]string{
+		RoleView:        "rbac.authorization.k8s.io/aggregate-to-view",
+		RoleEdit:        "rbac.authorization.k8s.io/aggregate-to-edit",
+		RoleAdmin:       "rbac.authorization.k8s.io/aggregate-to-admin",
+		RoleTenantView:  "rbac.cozystack.io/aggregate-to-tenant-view",
+		RoleTenantAdmin: "rbac.cozystack.io/aggregate-to-tenant-admin",
+	}
+	for level, label := range labels {
 		role := &rbacv1.ClusterRole{}
 		if err := k8s.Get(ctx, types.NamespacedName{Name: RoleName("itroles", level)}, role); err != nil {
 			t.Fatalf("%s role: %v", level, err)
@@ -29,7 +37,7 @@ func TestRolesFollowTheDefinition(t *testing.T) {
 		if ref := metav1.GetControllerOf(role); ref == nil || ref.UID != d.UID {
 			t.Errorf("%s role not controlled by the definition: %v", level, role.OwnerReferences)
 		}
-		if role.Labels["rbac.authorization.k8s.io/aggregate-to-"+level] != "true" {
+		if role.Labels[label] != "true" {
 			t.Errorf("%s role labels %v", level, role.Labels)
 		}
 	}
@@ -38,7 +46,7 @@ func TestRolesFollowTheDefinition(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "roles deleted", func() (bool, string) {
-		for _, level := range []string{RoleView, RoleEdit, RoleAdmin} {
+		for _, level := range []string{RoleView, RoleEdit, RoleAdmin, RoleTenantView, RoleTenantAdmin} {
 			err := k8s.Get(ctx, types.NamespacedName{Name: RoleName("itroles", level)}, &rbacv1.ClusterRole{})
 			if !apierrors.IsNotFound(err) {
 				return false, level + ": " + errString(err)

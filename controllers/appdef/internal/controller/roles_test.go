@@ -17,12 +17,16 @@ func TestBuildRoles(t *testing.T) {
 		byName[r.Name] = r
 	}
 	cases := []struct {
-		name, aggregateTo string
-		verbs             string // on the instances
+		name, label string
+		verbs       string // on the instances
 	}{
-		{"cozystack:app:postgreses:view", "view", "get,list,watch"},
-		{"cozystack:app:postgreses:edit", "edit", "get,list,watch,create,update,patch,delete,deletecollection"},
-		{"cozystack:app:postgreses:admin", "admin", "get,list,watch,create,update,patch,delete,deletecollection"},
+		{"cozystack:app:postgreses:view", "rbac.authorization.k8s.io/aggregate-to-view", "get,list,watch"},
+		{"cozystack:app:postgreses:edit", "rbac.authorization.k8s.io/aggregate-to-edit", "get,list,watch,create,update,patch,delete,deletecollection"},
+		{"cozystack:app:postgreses:admin", "rbac.authorization.k8s.io/aggregate-to-admin", "get,list,watch,create,update,patch,delete,deletecollection"},
+		// Cozystack's tenant roles: view (and use, which aggregates it) reads;
+		// admin (and super-admin) writes as cozy:tenant:admin does upstream's kinds.
+		{"cozystack:app:postgreses:tenant-view", "rbac.cozystack.io/aggregate-to-tenant-view", "get,list,watch"},
+		{"cozystack:app:postgreses:tenant-admin", "rbac.cozystack.io/aggregate-to-tenant-admin", "get,list,watch,create,update,patch,delete"},
 	}
 	if len(roles) != len(cases) {
 		t.Fatalf("%d roles, want %d", len(roles), len(cases))
@@ -37,8 +41,8 @@ func TestBuildRoles(t *testing.T) {
 				t.Errorf("name %s lacks the prefix the identity policy allows", r.Name)
 			}
 			l := r.Labels
-			if l[cozyschema.LabelDefinition] != "postgres" || l["rbac.authorization.k8s.io/aggregate-to-"+c.aggregateTo] != "true" || len(l) != 2 {
-				t.Errorf("labels %v: want the definition and aggregate-to-%s only", l, c.aggregateTo)
+			if l[cozyschema.LabelDefinition] != "postgres" || l[c.label] != "true" || len(l) != 2 {
+				t.Errorf("labels %v: want the definition and %s only", l, c.label)
 			}
 			if r.AggregationRule != nil {
 				t.Error("an aggregationRule")
@@ -73,10 +77,23 @@ func TestBuildRoles(t *testing.T) {
 	}
 }
 
+func TestAggregatedInto(t *testing.T) {
+	for level, want := range map[string]string{
+		RoleEdit:        "the built-in edit role",
+		RoleTenantView:  "Cozystack's cozy:tenant:view role",
+		RoleTenantAdmin: "Cozystack's cozy:tenant:admin role",
+	} {
+		if got := aggregatedInto(level); got != want {
+			t.Errorf("aggregatedInto(%s) = %s, want %s", level, got, want)
+		}
+	}
+}
+
 func TestRoleNameAndLevel(t *testing.T) {
 	for _, c := range []struct{ plural, level, name string }{
 		{"tenants", RoleView, "cozystack:app:tenants:view"},
 		{"virtual-machines", RoleAdmin, "cozystack:app:virtual-machines:admin"},
+		{"tenants", RoleTenantAdmin, "cozystack:app:tenants:tenant-admin"},
 	} {
 		if got := RoleName(c.plural, c.level); got != c.name {
 			t.Errorf("RoleName(%s, %s) = %s, want %s", c.plural, c.level, got, c.name)
