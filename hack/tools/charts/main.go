@@ -153,7 +153,19 @@ func generateChart(root, dir string, lib chartMeta, archive []byte) error {
 		}
 	}
 	if meta.Name == "policies" {
-		schema, err := switchesSchema(&doc, "Values of the policies chart: one switch per admission policy")
+		var own map[string]any
+		if b, err := os.ReadFile(filepath.Join(dir, OwnSchema)); err == nil {
+			var add struct {
+				Properties map[string]any `json:"properties"`
+			}
+			if err := json.Unmarshal(b, &add); err != nil {
+				return fmt.Errorf("%s: %w", OwnSchema, err)
+			}
+			own = add.Properties
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		schema, err := switchesSchema(&doc, "Values of the policies chart: one switch per admission policy, and the identities they trust", own)
 		if err != nil {
 			return err
 		}
@@ -348,8 +360,10 @@ func replaceBlock(readme, table string) (string, error) {
 }
 
 // switchesSchema is the schema of a chart whose values are top-level
-// booleans: each key of values.yaml, and nothing else.
-func switchesSchema(doc *yaml.Node, title string) ([]byte, error) {
+// booleans: each key of values.yaml, and nothing else. A key that is not a
+// boolean takes its schema from own (the chart's schema/own.json
+// properties); one own does not describe is an error.
+func switchesSchema(doc *yaml.Node, title string, own map[string]any) ([]byte, error) {
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("values.yaml: the top level is not a mapping")
 	}
@@ -361,7 +375,12 @@ func switchesSchema(doc *yaml.Node, title string) ([]byte, error) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if v.Tag != "!!bool" {
-			return nil, fmt.Errorf("values.yaml: %s is not a boolean switch", k.Value)
+			p, ok := own[k.Value].(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("values.yaml: %s is not a boolean switch, and %s does not describe it", k.Value, OwnSchema)
+			}
+			props[k.Value] = p
+			continue
 		}
 		props[k.Value] = map[string]any{"type": "boolean", "description": comment(k)}
 	}

@@ -123,11 +123,16 @@ func TestPackageChartIsReproducible(t *testing.T) {
 }
 
 func TestSwitchesSchemaRefusesNonBooleans(t *testing.T) {
-	if _, err := switchesSchema(parse(t, "# On.\na: true\nb: 1\n"), "t"); err == nil || !strings.Contains(err.Error(), "b is not a boolean") {
+	if _, err := switchesSchema(parse(t, "# On.\na: true\nb: 1\n"), "t", nil); err == nil || !strings.Contains(err.Error(), "b is not a boolean") {
 		t.Fatalf("got %v", err)
 	}
-	out, err := switchesSchema(parse(t, "# On.\na: true\n"), "t")
+	out, err := switchesSchema(parse(t, "# On.\na: true\n"), "t", nil)
 	if err != nil || !strings.Contains(string(out), `"a": {`) || !strings.Contains(string(out), `"additionalProperties": false`) {
+		t.Fatalf("got %s, %v", out, err)
+	}
+	// A value the chart's own schema describes is taken from there.
+	out, err = switchesSchema(parse(t, "# On.\na: true\nids: {x: 1}\n"), "t", map[string]any{"ids": map[string]any{"type": "object", "description": "Who."}})
+	if err != nil || !strings.Contains(string(out), `"description": "Who."`) {
 		t.Fatalf("got %s, %v", out, err)
 	}
 }
