@@ -105,12 +105,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		return ctrl.Result{}, err
 	}
 	status := *old.DeepCopy()
-	target, rerr := r.reconcileTarget(ctx, def, inst)
+	t, rerr := r.reconcileTarget(ctx, def, inst)
 	if errors.Is(rerr, errConflict) {
 		// Not worth a status change: read again and retry shortly.
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
-	r.summarize(def, inst, target, rerr, &status)
+	r.summarize(def, inst, t.result, t.external, rerr, &status)
 	if err := r.writeStatus(ctx, inst, old, &status); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -214,10 +214,11 @@ func (r *Reconciler) live(ctx context.Context, desired *unstructured.Unstructure
 
 // summarize computes the instance status: the backend's projection when the
 // backing object is in place, or the reason it is not. It is the one place
-// that decides Ready.
-func (r *Reconciler) summarize(def *Definition, inst, target *unstructured.Unstructured, err error, status *appsv1alpha1.ApplicationStatus) {
+// that decides Ready. external is a suspend someone else set on the backing
+// object (nil: none).
+func (r *Reconciler) summarize(def *Definition, inst, target *unstructured.Unstructured, external *ExternalSuspend, err error, status *appsv1alpha1.ApplicationStatus) {
 	status.ObservedGeneration = inst.GetGeneration()
-	ProjectOperations(inst, target, status)
+	ProjectOperations(inst, target, external, status)
 	h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
 	if err != nil {
 		if s, ok := reconcileerr.AsStalled(err); ok {
@@ -227,7 +228,7 @@ func (r *Reconciler) summarize(def *Definition, inst, target *unstructured.Unstr
 		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "retrying: "+err.Error())
 		return
 	}
-	r.Backend.ProjectStatus(def, inst, SuspendedView(inst, target), status)
+	r.Backend.ProjectStatus(def, inst, SuspendedView(IsSuspended(inst) || external != nil, target), status)
 }
 
 func readStatus(inst *unstructured.Unstructured) (*appsv1alpha1.ApplicationStatus, error) {

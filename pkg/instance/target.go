@@ -29,6 +29,9 @@ type target struct {
 	verdict  ownership.Verdict
 	// held: the instance is suspended, nothing is applied.
 	held bool
+	// external: the backing object's spec.suspend=true was set by someone
+	// else (operations.go); nil otherwise.
+	external *ExternalSuspend
 	// result is the backing object as it now is, for the status (nil when
 	// it could not be written).
 	result *unstructured.Unstructured
@@ -52,8 +55,9 @@ func (r *Reconciler) targetPhases() []phase.Phase[*target] {
 }
 
 // reconcileTarget builds, guards and applies the backing object. It returns
-// the backing object as it now is (nil when it could not be written).
-func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// what it learnt: t.result is the backing object as it now is (nil when it
+// could not be written), t.external a suspend someone else set on it.
+func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*target, error) {
 	t := &target{def: def, inst: inst}
 	err := phase.Run(ctx, t, r.targetPhases()...)
 	if errors.Is(err, errExists) {
@@ -62,7 +66,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 		t = &target{def: def, inst: inst}
 		err = phase.Run(ctx, t, r.targetPhases()...)
 	}
-	return t.result, err
+	return t, err
 }
 
 // place decides the backing object's namespace. A backing object an earlier
@@ -144,9 +148,22 @@ func (r *Reconciler) guard(ctx context.Context, t *target) error {
 
 // suspend writes spec.suspend when the instance's suspension changed
 // (operations.go); a suspended instance's backing object is otherwise left
-// as it is.
+// as it is. A backing object suspended while the instance is not is read
+// from the API server to learn who suspended it: a suspend someone else set
+// is kept.
 func (r *Reconciler) suspend(ctx context.Context, t *target) error {
-	hold, err := r.applySuspend(ctx, t.inst, t.live, t.verdict)
+	if AsksWhoSuspended(IsSuspended(t.inst), t.live, t.verdict) {
+		fresh, err := ssa.Get(ctx, r.APIReader, t.live)
+		if err != nil {
+			return err
+		}
+		if fresh == nil || fresh.GetResourceVersion() != t.live.GetResourceVersion() {
+			// The cache is behind: decide on the version it catches up with.
+			return errConflict
+		}
+		t.external = SuspendedElsewhere(fresh, r.Name)
+	}
+	hold, err := r.applySuspend(ctx, t.inst, t.live, t.verdict, t.external)
 	if hold || err != nil {
 		t.held, t.result = true, t.live
 	}

@@ -20,10 +20,12 @@ const (
 	ConditionPlanApproved = "PlanApproved"
 	// ConditionSuspended (abnormal-true) is True, reason ReasonSuspended,
 	// while the instance carries AnnotationSuspend=true: its backing object
-	// has spec.suspend=true and the controller corrects no drift on it. The
-	// condition is removed (not set to False) when the annotation goes, so
-	// an instance that was never suspended and one that was resumed read the
-	// same; the ReasonResumed event records the resumption.
+	// has spec.suspend=true and the controller corrects no drift on it. It is
+	// also True, reason ReasonSuspendedExternally, while someone else keeps
+	// the backing object suspended. The condition is removed (not set to
+	// False) when neither holds, so an instance that was never suspended and
+	// one that was resumed read the same; the ReasonResumed event records a
+	// resumption by the annotation.
 	ConditionSuspended = "Suspended"
 )
 
@@ -53,6 +55,15 @@ const (
 	// ReasonSuspended: the Suspended condition's reason while the instance
 	// is suspended.
 	ReasonSuspended = "Suspended"
+	// ReasonSuspendedExternally: the Suspended condition's reason while the
+	// backing object carries spec.suspend=true that someone other than its
+	// backend controller set (upstream Cozystack's backup strategies suspend
+	// an application's HelmRelease for the length of a restore), and the
+	// instance is not suspended itself. The suspend is kept, never reverted;
+	// the rest of the instance's spec is still applied and takes effect when
+	// whoever set it clears it. The message names the field manager that
+	// set it and how an administrator resumes the object.
+	ReasonSuspendedExternally = "SuspendedExternally"
 	// ReasonResumed: the reason of the event recorded when the suspend
 	// annotation is removed and the backing object is resumed.
 	ReasonResumed = "Resumed"
@@ -104,7 +115,8 @@ const AnnotationApprovePlan = "apps.cozystack.io/approve-plan"
 // stops reconciling it), writes nothing else to it, does not revert changes
 // made to it by hand, and reports ConditionSuspended. Any other value, or no
 // annotation, means not suspended: the controller sets spec.suspend=false
-// (when it is true) and corrects drift again. `cozyplane suspend` and
+// (when it is true and the controller set it) and corrects drift again; a
+// spec.suspend=true someone else set is kept (ReasonSuspendedExternally). `cozyplane suspend` and
 // `cozyplane resume` set and remove it. The decision is
 // pkg/instance/operations.go, DecideSuspend.
 const AnnotationSuspend = "apps.cozystack.io/suspend"

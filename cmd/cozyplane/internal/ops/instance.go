@@ -114,7 +114,11 @@ func InstanceTree(t InstanceTrace) *Node {
 	inst := t.Instance
 	root := conditionNode(inst, inst.GetKind(), "Ready")
 	if c, ok := FindCondition(inst, appsv1alpha1.ConditionSuspended); ok && c.Status == "True" {
-		root.Notes = append(root.Notes, notef("suspended: resume with `cozyplane resume %s/%s`", strings.ToLower(inst.GetKind()), inst.GetName()))
+		if c.Reason == appsv1alpha1.ReasonSuspendedExternally {
+			root.Notes = append(root.Notes, "suspended by someone else, kept until they resume it: "+c.Message)
+		} else {
+			root.Notes = append(root.Notes, notef("suspended: resume with `cozyplane resume %s/%s`", strings.ToLower(inst.GetKind()), inst.GetName()))
+		}
 	}
 	if v := str(inst, "status", "lastHandledReconcileAt"); v != "" {
 		root.Notes = append(root.Notes, "last handled reconcile request: "+v)
