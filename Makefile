@@ -8,7 +8,7 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 export GOTOOLCHAIN := local
 
-MODULES := $(patsubst ./%/go.mod,%,$(shell find . -name go.mod -not -path './hack/*' -not -path './.cache/*' -not -path './.dev/*' | sort)) hack/tools/testsum
+MODULES := $(patsubst ./%/go.mod,%,$(shell find . -name go.mod -not -path './hack/*' -not -path './.cache/*' -not -path './.dev/*' | sort)) hack/tools/charts hack/tools/testsum
 CACHE := .cache
 REPORTS := $(CACHE)/reports
 

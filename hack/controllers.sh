@@ -12,7 +12,26 @@
 #
 # Each controller is a module under controllers/<name> with its main.go at the
 # module root. Logs go to DIR/<name>.log, pids to DIR/<name>.pid.
+#
+# gateway-listeners gets its chart's --cert-manager-namespace, rendered with
+# POLICY_VALUES when set (the values file hack/policies.sh renders the
+# policies with, e.g. charts/policies/values-stock.yaml), so the controllers
+# and the policies name the same cert-manager.
 source "$(dirname "$0")/lib.sh"
+
+# chart_args NAME: the flags of controller NAME that depend on the
+# identities of its chart's values (one a line; none for most controllers).
+chart_args() {
+  case "$1" in
+    gateway-listeners)
+      "${ROOT}/hack/tools.sh" helm >/dev/null
+      local values=()
+      [[ -n "${POLICY_VALUES:-}" ]] && values=(-f "${POLICY_VALUES}")
+      helm template cozystack "${ROOT}/charts/gateway-listeners" "${values[@]}" --show-only templates/deployment.yaml |
+        grep -o -- '--cert-manager-namespace=[a-z0-9-]*' || die "charts/gateway-listeners renders no --cert-manager-namespace"
+      ;;
+  esac
+}
 
 all_controllers() {
   local d
@@ -47,10 +66,13 @@ start() {
     # A controller runs as its own ServiceAccount when hack/rbac.sh prepared a
     # kubeconfig for it, so the e2e suite proves its ClusterRole suffices.
     [[ -f "${dir}/${name}.kubeconfig" ]] && kubeconfig="${dir}/${name}.kubeconfig"
+    local own=() own_args
+    own_args=$(chart_args "${name}")
+    [[ -z "${own_args}" ]] || mapfile -t own <<<"${own_args}"
     setsid env ${CONTROLLER_ENV:-} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
       --metrics-bind-address "127.0.0.1:$((port_base + 2 * i))" \
       --health-probe-bind-address "127.0.0.1:$((port_base + 2 * i + 1))" \
-      --resync-period "${RESYNC_PERIOD:-10h}" \
+      --resync-period "${RESYNC_PERIOD:-10h}" "${own[@]}" \
       ${CONTROLLER_ARGS:-} >"${dir}/${name}.log" 2>&1 </dev/null 9>&- &
     echo $! > "${dir}/${name}.pid"
   done
@@ -71,9 +93,12 @@ start_as() {
   [[ -x "${BIN}/controller-${name}" ]] || die "controller ${name} is not built"
   local kubeconfig="${dir}/kubeconfig"
   [[ -f "${dir}/${name}.kubeconfig" ]] && kubeconfig="${dir}/${name}.kubeconfig"
+  local own=() own_args
+  own_args=$(chart_args "${name}")
+  [[ -z "${own_args}" ]] || mapfile -t own <<<"${own_args}"
   setsid env ${CONTROLLER_ENV:-} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 1))" \
-    --resync-period "${RESYNC_PERIOD:-10h}" ${CONTROLLER_ARGS:-} "$@" >"${dir}/${alias}.log" 2>&1 </dev/null 9>&- &
+    --resync-period "${RESYNC_PERIOD:-10h}" "${own[@]}" ${CONTROLLER_ARGS:-} "$@" >"${dir}/${alias}.log" 2>&1 </dev/null 9>&- &
   echo $! > "${dir}/${alias}.pid"
   for _ in $(seq 1 300); do
     curl -fsS "http://127.0.0.1:$((port + 1))/readyz" >/dev/null 2>&1 && return 0

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Installs the admission policies (policies/*.yaml) on a control plane and
-# waits until they are enforced: a policy takes effect a moment after it is
-# created, so each one is probed with a request it must deny.
+# Installs the admission policies on a control plane as the policies chart
+# renders them (charts/policies: policies/*.yaml with the configured
+# identities) and waits until they are enforced: a policy takes effect a
+# moment after it is created, so each one is probed with a request it must
+# deny.
 #
 #   hack/policies.sh DIR     (DIR/kubeconfig: an administrator's kubeconfig)
+#
+# POLICY_VALUES=FILE renders the chart with that values file, e.g.
+# charts/policies/values-stock.yaml (Flux in flux-system, cert-manager in
+# cert-manager); the rendered policies are kept in DIR/policies.yaml. The
+# chart is rendered from a copy whose files/ are policies/ as they are now,
+# so an edit of policies/ is tested before make generate copies it.
 #
 # The probes run in a temporary tenant-* namespace without the host label
 # (every gateway, route and Ingress policy denies there, fail-closed), deleted
@@ -21,8 +29,21 @@ export KUBECONFIG="${DIR}/kubeconfig"
 PROBE_NS="tenant-policy-probe-$(date +%s)-$$"
 PROBE_USER=cozystack:policy-probe
 
-log "installing admission policies"
-kubectl apply --server-side --force-conflicts -f "${ROOT}/policies/" >/dev/null
+"${ROOT}/hack/tools.sh" helm >/dev/null
+values=()
+if [[ -n "${POLICY_VALUES:-}" ]]; then
+  [[ -f "${POLICY_VALUES}" ]] || die "POLICY_VALUES=${POLICY_VALUES}: no such file"
+  values=(-f "${POLICY_VALUES}")
+fi
+chart=$(mktemp -d)
+cp -r "${ROOT}/charts/policies/." "${chart}/"
+rm -f "${chart}"/files/*.yaml
+cp "${ROOT}"/policies/*.yaml "${chart}/files/"
+helm template cozyplane-policies "${chart}" --namespace cozy-system "${values[@]}" > "${DIR}/policies.yaml" ||
+  { rm -rf "${chart}"; die "the policies chart does not render${POLICY_VALUES:+ with ${POLICY_VALUES}}"; }
+rm -rf "${chart}"
+log "installing admission policies${POLICY_VALUES:+ (values ${POLICY_VALUES#"${ROOT}/"})}"
+kubectl apply --server-side --force-conflicts -f "${DIR}/policies.yaml" >/dev/null
 
 cleanup() {
   kubectl delete namespace "${PROBE_NS}" --ignore-not-found --wait=false >/dev/null 2>&1 || true

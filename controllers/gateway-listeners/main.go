@@ -7,8 +7,12 @@ package main
 
 import (
 	"errors"
+	"flag"
+	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -22,11 +26,17 @@ import (
 const Name = "cozystack-gateway-listeners"
 
 func main() {
+	certManagerNamespace := flag.String("cert-manager-namespace", gatewayv1alpha1.CertManagerNamespace,
+		"namespace where cert-manager publishes its HTTP-01 challenge routes; the port-80 listener of every Gateway admits routes from it "+
+			"(cert-manager for a stock install)")
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
-			r := &controller.Reconciler{Base: gatewayctl.NewBase(mgr, Name)}
+			if errs := validation.IsDNS1123Label(*certManagerNamespace); len(errs) > 0 {
+				return fmt.Errorf("--cert-manager-namespace %q is not a namespace name: %s", *certManagerNamespace, strings.Join(errs, "; "))
+			}
+			r := &controller.Reconciler{Base: gatewayctl.NewBase(mgr, Name), CertManagerNamespace: *certManagerNamespace}
 			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
 				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Gateway", &gatewayv1.GatewayList{}),
 				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "HTTPRoute", &gatewayv1.HTTPRouteList{}))

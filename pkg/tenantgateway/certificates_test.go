@@ -64,7 +64,7 @@ func TestDesiredCertificates(t *testing.T) {
 		}(),
 		// Passthrough and HTTP listeners never need certificates.
 		passthroughListener("tenant-root", "api", "example.org"),
-		httpListener("tenant-root"),
+		httpListener("tenant-root", ""),
 	}
 	tests := []struct {
 		name      string

@@ -15,7 +15,7 @@ import (
 )
 
 func TestDesiredGateway(t *testing.T) {
-	listeners := []gatewayv1.Listener{httpListener("tenant-root")}
+	listeners := []gatewayv1.Listener{httpListener("tenant-root", "")}
 	got := DesiredGateway(GatewayInput{TenantGateway: "cozystack", Namespace: "tenant-root", GatewayClassName: "cilium", Listeners: listeners, ManagedBy: "gateway-listeners"})
 	want := &gatewayv1.Gateway{
 		TypeMeta: metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway"},

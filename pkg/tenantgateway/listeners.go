@@ -32,6 +32,10 @@ type ListenersInput struct {
 	// ChildApexes are the inheriting child apexes (InheritingChildApexes).
 	// In the wildcard modes each gets a listener.
 	ChildApexes []string
+	// CertManagerNamespace is where cert-manager publishes HTTP-01
+	// challenge routes; the port-80 listener admits routes from it. Empty
+	// means gatewayv1alpha1.CertManagerNamespace (Cozystack's layout).
+	CertManagerNamespace string
 }
 
 // NewListenersInput fills a ListenersInput from a TenantGateway, with the
@@ -55,7 +59,8 @@ func NewListenersInput(tgw *gatewayv1alpha1.TenantGateway, routeHostnames, child
 // DesiredListeners computes the Gateway's listeners, sorted by name:
 //
 //   - always http (port 80, admitting HTTPRoutes from the owner namespace and
-//     cozy-cert-manager only, by kubernetes.io/metadata.name);
+//     cert-manager's (in.CertManagerNamespace) only, by
+//     kubernetes.io/metadata.name);
 //   - http01: one https-<first-label>-<8hex> listener per acceptable route
 //     hostname, serving the Secret of its own Certificate;
 //   - dns01 and existingSecret: https (*.<apex>), https-apex (<apex>) and one
@@ -95,7 +100,7 @@ func DesiredListeners(in ListenersInput) ([]gatewayv1.Listener, []RejectedHostna
 		scope.Reserved[PassthroughHostname(svc, apex)] = PassthroughListenerName(svc)
 	}
 
-	listeners := []gatewayv1.Listener{httpListener(in.Namespace)}
+	listeners := []gatewayv1.Listener{httpListener(in.Namespace, in.CertManagerNamespace)}
 	switch in.CertMode {
 	case gatewayv1alpha1.CertModeHTTP01:
 		l, r := perHostListeners(in, scope)
@@ -232,10 +237,14 @@ func normalizeAll(hostnames []string) []string {
 }
 
 // httpListener is the port-80 listener. Only the owner namespace (the
-// redirect route) and cozy-cert-manager (ACME challenge routes) may attach,
-// so that no application route can serve plaintext.
-func httpListener(ownerNamespace string) gatewayv1.Listener {
-	values := []string{ownerNamespace, gatewayv1alpha1.CertManagerNamespace}
+// redirect route) and cert-manager's namespace (ACME challenge routes; empty:
+// gatewayv1alpha1.CertManagerNamespace) may attach, so that no application
+// route can serve plaintext.
+func httpListener(ownerNamespace, certManagerNamespace string) gatewayv1.Listener {
+	if certManagerNamespace == "" {
+		certManagerNamespace = gatewayv1alpha1.CertManagerNamespace
+	}
+	values := []string{ownerNamespace, certManagerNamespace}
 	slices.Sort(values)
 	values = slices.Compact(values)
 	return gatewayv1.Listener{

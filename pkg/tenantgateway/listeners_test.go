@@ -189,6 +189,14 @@ func TestDesiredListeners(t *testing.T) {
 			},
 			want: []string{"http 80/HTTP kind=gateway.networking.k8s.io/HTTPRoute from=Selector kubernetes.io/metadata.name In [cozy-cert-manager]"},
 		},
+		{
+			name: "cert-manager in another namespace (a stock install) is the one port 80 admits",
+			in: func(in *ListenersInput) {
+				in.CertManagerNamespace = "cert-manager"
+				in.TLSPassthroughServices = nil
+			},
+			want: []string{"http 80/HTTP kind=gateway.networking.k8s.io/HTTPRoute from=Selector kubernetes.io/metadata.name In [cert-manager tenant-root]"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

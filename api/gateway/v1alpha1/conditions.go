@@ -259,6 +259,8 @@ const (
 	// status.parents entries.
 	RouteConflictControllerName = "gateway.cozystack.io/tenantgateway-controller"
 	// CertManagerNamespace is where cert-manager publishes HTTP-01 challenge
-	// routes for ClusterIssuers; the port-80 listener admits it.
+	// routes for ClusterIssuers in Cozystack's layout; the port-80 listener
+	// admits it. gateway-listeners' --cert-manager-namespace names another
+	// (a stock install's cert-manager).
 	CertManagerNamespace = "cozy-cert-manager"
 )

@@ -39,6 +39,10 @@ var (
 // HostnamesRejected and the Ready summary.
 type Reconciler struct {
 	gatewayctl.Base
+	// CertManagerNamespace is where cert-manager publishes its HTTP-01
+	// challenge routes: the port-80 listener admits routes from there
+	// (empty: Cozystack's cozy-cert-manager).
+	CertManagerNamespace string
 }
 
 // SetupWithManager registers the route index and the watches: TenantGateways
@@ -225,7 +229,9 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	}
 	children, rejected := tenantgateway.InheritingChildApexes(tenantgateway.ChildrenInput{
 		OwnerNamespace: tgw.Namespace, Apex: tgw.Spec.Apex, Namespaces: namespaces})
-	return tenantgateway.NewListenersInput(tgw, hostnames, children), rejected, nil
+	in := tenantgateway.NewListenersInput(tgw, hostnames, children)
+	in.CertManagerNamespace = r.CertManagerNamespace
+	return in, rejected, nil
 }
 
 // failed is the status when the Gateway could not be brought to the desired
