@@ -65,6 +65,7 @@ func ReleaseFrom(u *unstructured.Unstructured) Release {
 		c := *ref
 		r.Controller = &c
 	}
+	r.Suspended, _, _ = unstructured.NestedBool(u.Object, "spec", "suspend")
 	if v, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "values"); found && v != nil {
 		if m, ok := v.(map[string]any); ok {
 			r.Values = m

@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +62,8 @@ type Release struct {
 	// Controller is its controller ownerReference, if any.
 	Controller *metav1.OwnerReference
 	Deleting   bool
+	// Suspended is its spec.suspend.
+	Suspended bool
 }
 
 // Instance is what matters of an existing instance.
@@ -113,6 +116,44 @@ const (
 	// proof for this HelmRelease (none, another uid, or being deleted); it
 	// is never overwritten.
 	SkipInstanceConflict = "InstanceConflict"
+	// SkipRootTenant: the root tenant's HelmRelease (tenant-root in
+	// namespace tenant-root), which cozystack-basics installs. No instance
+	// takes it over (RootTenantMessage says why and what to use instead).
+	SkipRootTenant = "RootTenant"
+	// SkipManagedByHelm: a Helm release renders it (Helm's annotation
+	// meta.helm.sh/release-name, or its label app.kubernetes.io/managed-by),
+	// e.g. a module of upstream's tenant chart. That release chooses its
+	// values, timeouts and suspend, and deletes it when it stops rendering
+	// it (a module turned off); adopted, the helm backend would rewrite
+	// those and recreate it after Helm deleted it.
+	SkipManagedByHelm = "ManagedByHelm"
+)
+
+// Marks of the HelmReleases a Helm release renders.
+const (
+	// AnnotationHelmReleaseName and AnnotationHelmReleaseNamespace name the
+	// Helm release that rendered an object; Helm writes them on every object
+	// it installs.
+	AnnotationHelmReleaseName      = "meta.helm.sh/release-name"
+	AnnotationHelmReleaseNamespace = "meta.helm.sh/release-namespace"
+	// LabelManagedBy is "Helm" on what Helm renders from charts that follow
+	// its conventions (upstream's tenant chart does).
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelTenantModule is "true" on the HelmReleases of upstream's tenant
+	// chart that are a tenant's modules (etcd, monitoring, ingress,
+	// seaweedfs...: packages/apps/tenant/templates).
+	LabelTenantModule = "internal.cozystack.io/tenantmodule"
+)
+
+// The root tenant as cozystack-basics installs it
+// (packages/system/cozystack-basics/templates/tenant-root.yaml): a
+// HelmRelease of kind Tenant named tenant-root in namespace tenant-root,
+// whose application.name label is tenant-root (upstream's API serves it as
+// Tenant root by cutting the prefix off its name).
+const (
+	RootTenantNamespace = "tenant-root"
+	RootTenantRelease   = "tenant-root"
+	TenantKind          = "Tenant"
 )
 
 // Reasons of blockers: while one stands, --apply changes nothing.
@@ -340,6 +381,13 @@ func planRelease(r *Release, defs map[string]*cozyv1alpha1.ApplicationDefinition
 		return e
 	}
 
+	if r.Namespace == RootTenantNamespace && r.Name == RootTenantRelease && kind == TenantKind {
+		return skip(SkipRootTenant, "%s", RootTenantMessage(r))
+	}
+	if owner, managed := HelmOwner(r); managed {
+		return skip(SkipManagedByHelm, "%s", helmManagedMessage(r, owner, defs[kind]))
+	}
+
 	d := defs[kind]
 	if d == nil {
 		return skip(SkipKindNotServed, "no ApplicationDefinition serves kind %s: left alone (once a definition serves it, run migrate again)", kind)
@@ -398,6 +446,10 @@ func planRelease(r *Release, defs map[string]*cozyv1alpha1.ApplicationDefinition
 	}
 
 	e.Action = ActionCreate
+	if r.Suspended {
+		e.Message = "its spec.suspend=true is kept: whoever suspended it resumes it; meanwhile the instance reports " +
+			"Suspended, reason " + appsv1alpha1.ReasonSuspendedExternally
+	}
 	e.Spec = SpecFromValues(r.Values)
 	e.Labels = Unprefixed(r.Labels, appsv1alpha1.InstanceLabelPrefix)
 	e.Annotations = Unprefixed(r.Annotations, appsv1alpha1.InstanceAnnotationPrefix)
@@ -406,6 +458,63 @@ func planRelease(r *Release, defs map[string]*cozyv1alpha1.ApplicationDefinition
 	}
 	e.Annotations[appsv1alpha1.AnnotationAdopt] = string(r.UID)
 	return e
+}
+
+// HelmOwner reports whether a Helm release renders the HelmRelease, and
+// which ("<namespace>/<name>" from Helm's annotations; "" when only the
+// managed-by label says so). Pure.
+func HelmOwner(r *Release) (string, bool) {
+	if name := r.Annotations[AnnotationHelmReleaseName]; name != "" {
+		if ns := r.Annotations[AnnotationHelmReleaseNamespace]; ns != "" {
+			return ns + "/" + name, true
+		}
+		return name, true
+	}
+	return "", r.Labels[LabelManagedBy] == "Helm"
+}
+
+// RootTenantMessage says why the root tenant's HelmRelease is left alone and
+// how it is read and changed without upstream's API. Pure.
+func RootTenantMessage(r *Release) string {
+	by := "cozystack-basics"
+	if owner, ok := HelmOwner(r); ok && owner != "" {
+		by += " (Helm release " + owner + ")"
+	}
+	return fmt.Sprintf("the root tenant, installed by %s with its own interval, timeout and values; "+
+		"no Tenant instance can own it safely: the helm backend would apply its own interval and timeouts over cozystack-basics' "+
+		"at every upgrade of either, and deleting the instance would delete the root tenant and every tenant under it. "+
+		"Left alone, so `kubectl get tenants -n %s root` finds nothing once upstream's API is gone: read it with "+
+		"`kubectl get helmrelease -n %s %s`, and change its values as an administrator with "+
+		"`kubectl patch helmrelease -n %s %s --type=merge -p '{\"spec\":{\"values\":{...}}}'` (cozystack-basics keeps values it does not set; "+
+		"docs/migration.md, \"The root tenant\")",
+		by, r.Namespace, r.Namespace, r.Name, r.Namespace, r.Name)
+}
+
+// helmManagedMessage says which Helm release renders r, why it is left
+// alone, and, when an earlier migrate adopted it, how to hand it back.
+func helmManagedMessage(r *Release, owner string, d *cozyv1alpha1.ApplicationDefinition) string {
+	by := "a Helm release (label " + LabelManagedBy + "=Helm)"
+	if owner != "" {
+		by = "the Helm release " + owner
+	}
+	what := "rendered by " + by
+	how := "change it through that release's values"
+	if r.Labels[LabelTenantModule] == "true" {
+		what = "a tenant module rendered by " + by + " (upstream's tenant chart)"
+		how = "turn the module on or off, and change it, through its Tenant"
+	}
+	msg := fmt.Sprintf("%s, which chooses its values, timeouts and suspend and deletes it when it stops rendering it; "+
+		"adopted, the helm backend would rewrite those and recreate it after Helm deleted it. Left alone: %s (docs/migration.md, \"Releases Helm manages\")",
+		what, how)
+	if ref := r.Controller; ref != nil && isInstanceRef(ref, r.Labels[appsv1alpha1.LabelApplicationKind], r.Labels[appsv1alpha1.LabelApplicationName]) {
+		plural := strings.ToLower(ref.Kind) + "s"
+		if d != nil && d.Spec.Application.Plural != "" {
+			plural = d.Spec.Application.Plural
+		}
+		msg += fmt.Sprintf(". It is controlled by %s %s already (an earlier migrate adopted it): to hand it back to Helm, an administrator deletes "+
+			"that instance keeping the HelmRelease: kubectl delete %s %s -n %s --cascade=orphan", ref.Kind, ref.Name, plural, ref.Name, r.Namespace)
+	}
+	return msg
 }
 
 func orDash(s string) string {

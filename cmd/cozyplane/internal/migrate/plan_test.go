@@ -60,7 +60,7 @@ func upstreamRelease(ns, prefix, kind, name string) Release {
 		},
 		Annotations: map[string]string{
 			"apps.cozystack.io-example.org/owner": "alice",
-			"meta.helm.sh/release-name":           "x", // not the tenant's
+			"fluxcd.io/reconcileAt":               "x", // not the tenant's
 		},
 		Values: map[string]any{"replicas": int64(2), "_cluster": map[string]any{"root-host": "example.org"}, "storage": map[string]any{"_size": "1Gi"}},
 	}
@@ -389,8 +389,12 @@ func TestReleaseFrom(t *testing.T) {
 		"spec": map[string]any{"values": map[string]any{"a": int64(1)}},
 	}}
 	r := ReleaseFrom(u)
-	if r.Generation != 3 || r.UID != "u" || r.Values["a"] != int64(1) || r.Controller == nil || r.Controller.Name != "a" {
+	if r.Generation != 3 || r.UID != "u" || r.Values["a"] != int64(1) || r.Controller == nil || r.Controller.Name != "a" || r.Suspended {
 		t.Errorf("%+v", r)
+	}
+	u.Object["spec"] = map[string]any{"suspend": true}
+	if r := ReleaseFrom(u); !r.Suspended {
+		t.Errorf("suspended: %+v", r)
 	}
 	u.Object["spec"] = map[string]any{"values": "text"}
 	if r := ReleaseFrom(u); r.ValuesError == "" || r.Values != nil {
@@ -429,6 +433,147 @@ func TestWriteTextAfterApply(t *testing.T) {
 	}
 	out := buf.String()
 	for _, s := range []string{"all namespaces: 1 to create", "RESULT", "adopted; Ready=True (InstallSucceeded)", "skip (NameMismatch)", "HelmRelease t/pg-b: NameMismatch: its name is not postgres-b"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+// moduleRelease is a module HelmRelease as upstream's tenant chart renders it
+// (packages/apps/tenant/templates/etcd.yaml): named as its kind's module, in
+// the tenant's namespace, with Helm's marks naming the Tenant's release.
+func moduleRelease(ns, name, kind, tenantRelease string) Release {
+	return Release{
+		Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name), Generation: 1,
+		Labels: map[string]string{
+			"apps.cozystack.io/application.kind":  kind,
+			"apps.cozystack.io/application.group": "apps.cozystack.io",
+			"apps.cozystack.io/application.name":  name,
+			"internal.cozystack.io/tenantmodule":  "true",
+			"app.kubernetes.io/instance":          tenantRelease,
+			"app.kubernetes.io/managed-by":        "Helm",
+			"sharding.fluxcd.io/key":              "tenants",
+		},
+		Annotations: map[string]string{"meta.helm.sh/release-name": tenantRelease, "meta.helm.sh/release-namespace": "tenant-root"},
+	}
+}
+
+// rootRelease is the root tenant's HelmRelease as cozystack-basics installs
+// it (packages/system/cozystack-basics/templates/tenant-root.yaml).
+func rootRelease() Release {
+	return Release{
+		Namespace: "tenant-root", Name: "tenant-root", UID: "uid-root", Generation: 1,
+		Labels: map[string]string{
+			"apps.cozystack.io/application.kind":  "Tenant",
+			"apps.cozystack.io/application.group": "apps.cozystack.io",
+			"apps.cozystack.io/application.name":  "tenant-root",
+			"app.kubernetes.io/managed-by":        "Helm",
+		},
+		Annotations: map[string]string{"meta.helm.sh/release-name": "cozystack-basics", "meta.helm.sh/release-namespace": "cozy-system",
+			"helm.sh/resource-policy": "keep"},
+	}
+}
+
+func TestComputeHelmManagedAndRoot(t *testing.T) {
+	defs := []cozyv1alpha1.ApplicationDefinition{
+		legacyDef("tenant", "Tenant", "tenants", "tenant-"),
+		legacyDef("etcd", "Etcd", "etcds", ""),
+		legacyDef("postgres", "Postgres", "postgreses", "postgres-"),
+		terraformDef("vpc", "VPC", "vpcs"),
+	}
+	etcd := moduleRelease("tenant-foo", "etcd", "Etcd", "tenant-foo")
+	tests := []struct {
+		name    string
+		r       Release
+		action  Action
+		reason  string
+		want    []string
+		notWant []string
+	}{
+		{name: "a tenant module is left to the tenant chart", r: etcd, action: ActionSkip, reason: SkipManagedByHelm,
+			want: []string{"a tenant module rendered by the Helm release tenant-root/tenant-foo", "chooses its values, timeouts and suspend",
+				"recreate it after Helm deleted it", "turn the module on or off, and change it, through its Tenant"},
+			notWant: []string{"--cascade=orphan"}},
+		{name: "a module an earlier migrate adopted: how to hand it back", r: func() Release {
+			x := etcd
+			x.Controller = instanceRef("Etcd", "etcd", "inst")
+			return x
+		}(), action: ActionSkip, reason: SkipManagedByHelm,
+			want: []string{"controlled by Etcd etcd already", "kubectl delete etcds etcd -n tenant-foo --cascade=orphan"}},
+		{name: "any Helm-managed release, by its annotation", r: func() Release {
+			x := upstreamRelease("tenant-a", "postgres-", "Postgres", "orders")
+			x.Annotations = map[string]string{"meta.helm.sh/release-name": "bundle", "meta.helm.sh/release-namespace": "cozy-system"}
+			return x
+		}(), action: ActionSkip, reason: SkipManagedByHelm, want: []string{"rendered by the Helm release cozy-system/bundle", "change it through that release's values"}},
+		{name: "any Helm-managed release, by its label alone", r: func() Release {
+			x := upstreamRelease("tenant-a", "postgres-", "Postgres", "orders")
+			x.Labels["app.kubernetes.io/managed-by"] = "Helm"
+			return x
+		}(), action: ActionSkip, reason: SkipManagedByHelm, want: []string{"rendered by a Helm release (label app.kubernetes.io/managed-by=Helm)"}},
+		{name: "managed-by another tool is not Helm's", r: func() Release {
+			x := upstreamRelease("tenant-a", "postgres-", "Postgres", "orders")
+			x.Labels["app.kubernetes.io/managed-by"] = "cozystack"
+			return x
+		}(), action: ActionCreate},
+		{name: "the root tenant", r: rootRelease(), action: ActionSkip, reason: SkipRootTenant,
+			want: []string{"the root tenant, installed by cozystack-basics (Helm release cozy-system/cozystack-basics)",
+				"`kubectl get tenants -n tenant-root root` finds nothing once upstream's API is gone",
+				"kubectl get helmrelease -n tenant-root tenant-root", "kubectl patch helmrelease -n tenant-root tenant-root --type=merge",
+				"delete the root tenant and every tenant under it"}},
+		{name: "the root tenant without Helm's marks", r: func() Release {
+			x := rootRelease()
+			x.Annotations, x.Labels["app.kubernetes.io/managed-by"] = nil, ""
+			return x
+		}(), action: ActionSkip, reason: SkipRootTenant, want: []string{"installed by cozystack-basics with its own"}},
+		{name: "a child tenant upstream's API wrote becomes an instance", r: upstreamRelease("tenant-root", "tenant-", "Tenant", "foo"), action: ActionCreate},
+		{name: "a suspended release is adopted, its suspend kept", r: func() Release {
+			x := upstreamRelease("tenant-foo", "postgres-", "Postgres", "db")
+			x.Suspended = true
+			return x
+		}(), action: ActionCreate, want: []string{"spec.suspend=true is kept", "SuspendedExternally"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Compute(Inputs{DefinitionsServed: true, Definitions: defs, Releases: []Release{tt.r}, InstancesListed: true})
+			if len(p.Entries) != 1 {
+				t.Fatalf("entries %+v", p.Entries)
+			}
+			e := p.Entries[0]
+			if e.Action != tt.action || e.Reason != tt.reason {
+				t.Errorf("action %s (%s: %s), want %s (%s)", e.Action, e.Reason, e.Message, tt.action, tt.reason)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(e.Message, s) {
+					t.Errorf("message lacks %q: %s", s, e.Message)
+				}
+			}
+			for _, s := range tt.notWant {
+				if strings.Contains(e.Message, s) {
+					t.Errorf("message has %q: %s", s, e.Message)
+				}
+			}
+			if e.Action == ActionSkip && (e.Spec != nil || e.Annotations != nil) {
+				t.Errorf("a skipped release gets an instance: %+v", e)
+			}
+		})
+	}
+}
+
+func TestWriteTextSaysWhatHappensToEachRelease(t *testing.T) {
+	defs := []cozyv1alpha1.ApplicationDefinition{legacyDef("tenant", "Tenant", "tenants", "tenant-"), legacyDef("etcd", "Etcd", "etcds", "")}
+	suspended := upstreamRelease("tenant-root", "tenant-", "Tenant", "foo")
+	suspended.Suspended = true
+	p := Compute(Inputs{DefinitionsServed: true, Definitions: defs, InstancesListed: true,
+		Releases: []Release{rootRelease(), moduleRelease("tenant-foo", "etcd", "Etcd", "tenant-foo"), suspended}})
+	var buf bytes.Buffer
+	if err := WriteText(&buf, &p, false); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, s := range []string{"1 to create, 0 waiting for adoption, 0 already adopted, 2 left alone",
+		"skip (ManagedByHelm)", "skip (RootTenant)",
+		"Adopted as their owner left them:\n  - HelmRelease tenant-root/tenant-foo: its spec.suspend=true is kept",
+		"HelmRelease tenant-foo/etcd: ManagedByHelm: a tenant module", "HelmRelease tenant-root/tenant-root: RootTenant: the root tenant"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}

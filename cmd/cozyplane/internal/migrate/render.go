@@ -48,6 +48,18 @@ func WriteText(w io.Writer, p *Plan, applied bool) error {
 			skipped = append(skipped, &p.Entries[i])
 		}
 	}
+	var kept []*Entry
+	for i := range p.Entries {
+		if e := &p.Entries[i]; e.Action == ActionCreate && e.Message != "" {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) > 0 {
+		ew.printf("\nAdopted as their owner left them:\n")
+		for _, e := range kept {
+			ew.printf("  - HelmRelease %s/%s: %s\n", e.HelmRelease.Namespace, e.HelmRelease.Name, e.Message)
+		}
+	}
 	if len(skipped) > 0 {
 		ew.printf("\nLeft alone (reported, not blockers):\n")
 		for _, e := range skipped {
