@@ -55,8 +55,13 @@ func init() {
 // because CEL cost estimation cannot bound a comparison of free-form maps and
 // lists, and a disagreement there is reported on the definition's status.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.backend) || has(self.release)",message="set spec.backend (type Helm or Terraform), or the legacy spec.release for a Helm backend"
-// +kubebuilder:validation:XValidation:rule="!has(self.backend) || !has(self.release) || (self.backend.type == 'Helm' && has(self.backend.helm) && self.backend.helm.chartRef.name == self.release.chartRef.name && has(self.backend.helm.chartRef.__namespace__) == has(self.release.chartRef.__namespace__) && (!has(self.backend.helm.chartRef.__namespace__) || self.backend.helm.chartRef.__namespace__ == self.release.chartRef.__namespace__) && has(self.backend.helm.prefix) == has(self.release.prefix) && (!has(self.backend.helm.prefix) || self.backend.helm.prefix == self.release.prefix) && has(self.backend.helm.waitStrategy) == has(self.release.waitStrategy) && (!has(self.backend.helm.waitStrategy) || self.backend.helm.waitStrategy == self.release.waitStrategy))",message="spec.release and spec.backend disagree: remove spec.release (it is the legacy form of backend.helm), or make backend.type Helm with the same chartRef, prefix and waitStrategy"
+// A definition without spec.release reads back with the placeholder release
+// (chartRef HelmChart cozy-system/cozyplane-no-helm-release, see
+// PlaceholderChartName), which stands for "no release": both rules above
+// ignore it.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.backend) || has(self.release) && self.release.chartRef.name != 'cozyplane-no-helm-release'",message="set spec.backend (type Helm or Terraform), or the legacy spec.release for a Helm backend"
+// +kubebuilder:validation:XValidation:rule="!has(self.backend) || !has(self.release) || self.release.chartRef.name == 'cozyplane-no-helm-release' || (self.backend.type == 'Helm' && has(self.backend.helm) && self.backend.helm.chartRef.name == self.release.chartRef.name && has(self.backend.helm.chartRef.__namespace__) == has(self.release.chartRef.__namespace__) && (!has(self.backend.helm.chartRef.__namespace__) || self.backend.helm.chartRef.__namespace__ == self.release.chartRef.__namespace__) && has(self.backend.helm.prefix) == has(self.release.prefix) && (!has(self.backend.helm.prefix) || self.backend.helm.prefix == self.release.prefix) && has(self.backend.helm.waitStrategy) == has(self.release.waitStrategy) && (!has(self.backend.helm.waitStrategy) || self.backend.helm.waitStrategy == self.release.waitStrategy))",message="spec.release and spec.backend disagree: remove spec.release (it is the legacy form of backend.helm), or make backend.type Helm with the same chartRef, prefix and waitStrategy"
 type ApplicationDefinitionSpec struct {
 	// Application names the user-facing kind and carries its schema.
 	Application ApplicationDefinitionApplication `json:"application"`
@@ -68,7 +73,14 @@ type ApplicationDefinitionSpec struct {
 	// Release is the legacy (upstream Cozystack) form of a Helm backend. When
 	// backend is unset it is read as backend {type: Helm, helm: <release>}; the
 	// stored object is never rewritten.
+	//
+	// Absent, the API server fills in a placeholder (chartRef HelmChart
+	// cozy-system/cozyplane-no-helm-release) that means "no release":
+	// upstream's cozystack-api reads spec.release.chartRef of every definition
+	// at start without a nil check, and must keep running beside cozyplane
+	// for core.cozystack.io (docs/migration.md). ResolvedBackend ignores it.
 	// +optional
+	// +kubebuilder:default={chartRef:{kind:"HelmChart",name:"cozyplane-no-helm-release",namespace:"cozy-system"}}
 	Release *ApplicationDefinitionRelease `json:"release,omitempty"`
 
 	// Secrets selects the Secrets of an instance that are shown to its tenant.

@@ -7,6 +7,27 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 )
 
+// PlaceholderChartName is the chart name of the placeholder release the API
+// server fills into a definition without spec.release (a default in the
+// CRD). It stands for "no release": upstream's cozystack-api dereferences
+// spec.release.chartRef of every definition when it starts, so every
+// definition must carry one, and it is never a chart any backend installs.
+const PlaceholderChartName = "cozyplane-no-helm-release"
+
+// IsPlaceholder reports whether r is absent or the placeholder release.
+func (r *ApplicationDefinitionRelease) IsPlaceholder() bool {
+	return r == nil || r.ChartRef != nil && r.ChartRef.Name == PlaceholderChartName
+}
+
+// LegacyRelease returns spec.release, or nil when it is absent or the
+// placeholder.
+func (s ApplicationDefinitionSpec) LegacyRelease() *ApplicationDefinitionRelease {
+	if s.Release.IsPlaceholder() {
+		return nil
+	}
+	return s.Release
+}
+
 // ErrNoBackend is returned by ResolvedBackend for a definition that sets
 // neither spec.backend nor the legacy spec.release. The API server refuses
 // such definitions (a CEL rule on the spec); the error exists for callers
@@ -40,7 +61,7 @@ func (d *ApplicationDefinition) ResolvedBackend() (ApplicationBackend, error) {
 		}
 		return *b.DeepCopy(), nil
 	}
-	if r := d.Spec.Release; r != nil {
+	if r := d.Spec.LegacyRelease(); r != nil {
 		return ApplicationBackend{
 			Type: BackendHelm,
 			Helm: &HelmBackend{HelmReleaseTemplate: *r.HelmReleaseTemplate.DeepCopy()},
@@ -77,7 +98,7 @@ func (b ApplicationBackend) Labels() map[string]string {
 // releaseDisagreement reports a legacy spec.release that says something
 // else than spec.backend, beyond what the API server's CEL rule checks.
 func (s ApplicationDefinitionSpec) releaseDisagreement() error {
-	if s.Release == nil || s.Backend == nil {
+	if s.LegacyRelease() == nil || s.Backend == nil {
 		return nil
 	}
 	if s.Backend.Type != BackendHelm || s.Backend.Helm == nil {

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,6 +40,22 @@ func TestResolvedBackend(t *testing.T) {
 		want:       ApplicationBackend{Type: BackendTerraform, Terraform: tf},
 		wantPrefix: "vpc-",
 		wantLabels: map[string]string{"team": "net"},
+	}, {
+		name:       "the placeholder release beside a terraform backend is no release",
+		spec:       ApplicationDefinitionSpec{Release: placeholder(), Backend: &ApplicationBackend{Type: BackendTerraform, Terraform: tf}},
+		want:       ApplicationBackend{Type: BackendTerraform, Terraform: tf},
+		wantPrefix: "vpc-",
+		wantLabels: map[string]string{"team": "net"},
+	}, {
+		name:       "the placeholder release beside a helm backend does not disagree with it",
+		spec:       ApplicationDefinitionSpec{Release: placeholder(), Backend: &ApplicationBackend{Type: BackendHelm, Helm: &HelmBackend{HelmReleaseTemplate: release}}},
+		want:       ApplicationBackend{Type: BackendHelm, Helm: &HelmBackend{HelmReleaseTemplate: release}},
+		wantPrefix: "redis-",
+		wantLabels: map[string]string{"cozystack.io/ui": "true"},
+	}, {
+		name:    "the placeholder release alone is no backend",
+		spec:    ApplicationDefinitionSpec{Release: placeholder()},
+		wantErr: "neither spec.backend nor the legacy spec.release",
 	}, {
 		name:    "neither",
 		spec:    ApplicationDefinitionSpec{},
@@ -95,5 +112,31 @@ func TestBackendHelpersOnMismatchedUnion(t *testing.T) {
 	b := ApplicationBackend{Type: BackendTerraform, Helm: &HelmBackend{HelmReleaseTemplate: HelmReleaseTemplate{Prefix: "x-"}}}
 	if b.Prefix() != "" || b.Labels() != nil {
 		t.Errorf("a member that does not match type must be ignored: %q %v", b.Prefix(), b.Labels())
+	}
+}
+
+// placeholder is the release the CRD's default fills into a definition
+// without spec.release.
+func placeholder() *ApplicationDefinitionRelease {
+	return &ApplicationDefinitionRelease{HelmReleaseTemplate: HelmReleaseTemplate{
+		ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: PlaceholderChartName, Namespace: "cozy-system"}}}
+}
+
+// TestPlaceholderIsTheCRDDefault keeps PlaceholderChartName equal to the
+// default the CRD gives spec.release, and to the name its CEL rules skip.
+func TestPlaceholderIsTheCRDDefault(t *testing.T) {
+	b, err := os.ReadFile("../../crds/cozystack.io_applicationdefinitions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := string(b)
+	for _, want := range []string{
+		"default:\n                  chartRef:\n                    kind: HelmChart\n                    name: " + PlaceholderChartName + "\n                    namespace: cozy-system\n",
+		"self.release.chartRef.name\n                != '" + PlaceholderChartName + "'",
+		"self.release.chartRef.name\n                == ''" + PlaceholderChartName + "''",
+	} {
+		if !strings.Contains(crd, want) {
+			t.Errorf("the CRD does not hold %q", want)
+		}
 	}
 }

@@ -75,7 +75,7 @@ func (d *ApplicationDefinition) SourceProblems() []string {
 	}
 	if d.Spec.Backend == nil {
 		// With spec.backend set, spec.release may only repeat it.
-		chart("spec.release", releaseTemplate(d.Spec.Release))
+		chart("spec.release", releaseTemplate(d.Spec.LegacyRelease()))
 	}
 	if b := d.Spec.Backend; b != nil {
 		if h := b.Helm; h != nil {
