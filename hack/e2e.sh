@@ -13,6 +13,20 @@
 # E2E_CONTROLLERS="a b" overrides the controllers of a run with DIR arguments
 # (default: all, or the `.controllers` of a single-controller suite given alone).
 #
+# Identities: the policies are rendered by the policies chart with
+# POLICY_VALUES (default: none, Cozystack's layout), gateway-listeners gets the
+# cert-manager namespace of the same values (hack/policies.sh,
+# hack/controllers.sh), and the scenarios that play Flux, tofu-controller or
+# cert-manager read where they run from FLUX_NAMESPACE, TOFU_NAMESPACE and
+# CERT_MANAGER_NAMESPACE (defaults cozy-fluxcd, cozy-fluxcd,
+# cozy-cert-manager). E2E_IDENTITIES=stock sets all four for a stock install
+# (charts/policies/values-stock.yaml: flux-system, flux-system, cert-manager).
+# The whole-suite run ends with the scenarios listed in
+# tests/chainsaw/stock-identities.list once more with E2E_IDENTITIES=stock
+# (report chainsaw-report-stock-identities*.json);
+#
+#   hack/e2e.sh --stock-identities   only that pass
+#
 # The suite is cluster-agnostic: it only needs a kubeconfig and running
 # controllers, so the same tests run here and on a kind cluster.
 source "$(dirname "$0")/lib.sh"
@@ -24,6 +38,22 @@ mkdir -p "${E2E}"
 export PORT_BASE=${E2E_PORT_BASE:-21000}
 export CONTROLLER_PORT_BASE=${E2E_CONTROLLER_PORT_BASE:-21600}
 SUITE="${ROOT}/tests/chainsaw"
+
+# stock_identities: the identities of a stock install (Flux and tofu-controller
+# in flux-system, cert-manager in cert-manager), for this shell.
+stock_identities() {
+  export POLICY_VALUES="${ROOT}/charts/policies/values-stock.yaml"
+  export FLUX_NAMESPACE=flux-system TOFU_NAMESPACE=flux-system CERT_MANAGER_NAMESPACE=cert-manager
+}
+case "${E2E_IDENTITIES:-}" in
+  stock) stock_identities ;;
+  ""|cozystack) ;;
+  *) die "E2E_IDENTITIES=${E2E_IDENTITIES}: want stock or cozystack" ;;
+esac
+export FLUX_NAMESPACE=${FLUX_NAMESPACE:-cozy-fluxcd}
+export TOFU_NAMESPACE=${TOFU_NAMESPACE:-cozy-fluxcd}
+export CERT_MANAGER_NAMESPACE=${CERT_MANAGER_NAMESPACE:-cozy-cert-manager}
+[[ -z "${POLICY_VALUES:-}" ]] || export POLICY_VALUES
 
 # One e2e run at a time per E2E_DIR: the runs share ports and that directory.
 exec 9>"${E2E}.lock"
@@ -61,7 +91,7 @@ run() {
   "${ROOT}/hack/rbac.sh" "${E2E}" ${controllers}
   # shellcheck disable=SC2086
   "${ROOT}/hack/controllers.sh" start "${E2E}" ${controllers}
-  log "chainsaw: ${*#"${ROOT}/"} with controllers: ${controllers:-all}"
+  log "chainsaw: ${*#"${ROOT}/"} with controllers: ${controllers:-all}; Flux in ${FLUX_NAMESPACE}, cert-manager in ${CERT_MANAGER_NAMESPACE}, policies ${POLICY_VALUES:+rendered with ${POLICY_VALUES#"${ROOT}/"}}${POLICY_VALUES:-with default identities}"
   local status=0
   # chainsaw and the kubectl in test scripts read KUBECONFIG; the catch
   # blocks read controller logs from COZY_LOG_DIR.
@@ -81,8 +111,47 @@ run() {
   return ${status}
 }
 
+# stock_pass: the scenarios of tests/chainsaw/stock-identities.list (one
+# directory a line, relative to tests/chainsaw; # comments; a directory
+# that does not exist is skipped) with a stock install's identities: those
+# of single-controller suites on their own control plane with their
+# controllers, the others on one.
+stock_pass() {
+  local line d top status=0
+  local -a shared_dirs=() single_tops=()
+  local -A single_dirs=()
+  while IFS= read -r line; do
+    line=${line%%#*}; line=${line//[[:space:]]/}
+    [[ -n "${line}" ]] || continue
+    d="${SUITE}/${line%/}"
+    if [[ ! -d "${d}" ]]; then log "stock identities: ${line} does not exist, skipped"; continue; fi
+    top="${SUITE}/${line%%/*}"
+    if [[ -f "${top}/.controllers" ]]; then
+      [[ -n "${single_dirs[${top}]:-}" ]] || single_tops+=("${top}")
+      single_dirs[${top}]+=" ${d}"
+    else
+      shared_dirs+=("${d}")
+    fi
+  done < "${SUITE}/stock-identities.list"
+  (
+    stock_identities
+    if [[ ${#shared_dirs[@]} -gt 0 ]]; then
+      run chainsaw-report-stock-identities "" "${shared_dirs[@]}" || status=$?
+    fi
+    for top in "${single_tops[@]}"; do
+      # shellcheck disable=SC2086 # the directories, space-separated
+      run "chainsaw-report-stock-identities-$(basename "${top}")" "$(tr '\n' ' ' < "${top}/.controllers")" ${single_dirs[${top}]} || status=$?
+    done
+    exit ${status}
+  )
+}
+
 rm -f "${REPORTS_DIR}"/chainsaw-report*.json
 status=0
+if [[ "${1:-}" == --stock-identities ]]; then
+  stock_pass || status=$?
+  exit ${status}
+fi
 if [[ $# -gt 0 ]]; then
   controllers=${E2E_CONTROLLERS:-}
   # One single-controller suite given alone runs with its own controllers.
@@ -98,4 +167,5 @@ run chainsaw-report "" "${shared[@]}" || status=$?
 for d in "${single[@]}"; do
   run "chainsaw-report-$(basename "${d}")" "$(tr '\n' ' ' < "${d}/.controllers")" "${d}" || status=$?
 done
+stock_pass || status=$?
 exit ${status}

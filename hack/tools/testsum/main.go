@@ -183,13 +183,14 @@ func summary(reports string, chainsaw []string) int {
 	}
 	for _, path := range chainsaw {
 		c, failed, err := chainsawTests(path)
+		label := e2eLabel(path)
 		if err != nil {
-			fmt.Println(line("e2e (chainsaw)", counts{fail: 1}))
+			fmt.Println(line(label, counts{fail: 1}))
 			failures = append(failures, "e2e: "+err.Error())
 			total.fail++
 			continue
 		}
-		fmt.Println(line("e2e (chainsaw)", c))
+		fmt.Println(line(label, c))
 		for _, f := range failed {
 			failures = append(failures, "e2e "+f)
 		}
@@ -208,4 +209,15 @@ func summary(reports string, chainsaw []string) int {
 		return 1
 	}
 	return 0
+}
+
+// e2eLabel names a chainsaw report in the summary by what its file name adds
+// to chainsaw-report: "e2e (chainsaw)" for the shared run,
+// "e2e gateway-listeners" for chainsaw-report-gateway-listeners.json.
+func e2eLabel(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".json")
+	if rest, ok := strings.CutPrefix(name, "chainsaw-report-"); ok && rest != "" {
+		return "e2e " + rest
+	}
+	return "e2e (chainsaw)"
 }

@@ -31,3 +31,16 @@ func TestChainsawTestsReadsEachTestsStatus(t *testing.T) {
 		t.Errorf("failed = %v, want %v", failed, want)
 	}
 }
+
+func TestE2ELabelNamesTheReport(t *testing.T) {
+	for path, want := range map[string]string{
+		"/r/chainsaw-report.json":                                    "e2e (chainsaw)",
+		"/r/chainsaw-report-gateway-listeners.json":                  "e2e gateway-listeners",
+		"/r/chainsaw-report-stock-identities.json":                   "e2e stock-identities",
+		"/r/chainsaw-report-stock-identities-gateway-listeners.json": "e2e stock-identities-gateway-listeners",
+	} {
+		if got := e2eLabel(path); got != want {
+			t.Errorf("e2eLabel(%s) = %q, want %q", path, got, want)
+		}
+	}
+}

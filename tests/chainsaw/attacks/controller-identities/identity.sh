@@ -103,19 +103,22 @@ terraform)
   rbac no "$T" update secrets "$ns"
   ;;
 flux)
-  # Flux's helm-controller (Cozystack's all-in-one Flux runs as cozy-fluxcd:flux),
-  # granted here what Flux's own ClusterRole gives it.
-  F=cozy-fluxcd:flux
+  # Flux's helm-controller (Cozystack's all-in-one Flux runs as cozy-fluxcd:flux;
+  # FLUX_NAMESPACE, from hack/e2e.sh, names another, where the policies trust
+  # helm-controller itself), granted here what Flux's own ClusterRole gives it.
+  fluxns=${FLUX_NAMESPACE:-cozy-fluxcd}
+  F=$fluxns:flux
+  [[ $fluxns == cozy-fluxcd ]] || F=$fluxns:helm-controller
   $a allow -- kubectl -n "$ns" "$(sa $F)" patch helmrelease id-web --subresource=status --type=merge -p '{"status":{"observedGeneration":1}}' --dry-run=server
   $a allow -- kubectl -n "$ns" "$(sa $F)" patch helmrelease id-web --type=merge -p '{"metadata":{"finalizers":["finalizers.fluxcd.io/helm"]}}' --dry-run=server
-  $a deny $B "UPDATE by system:serviceaccount:cozy-fluxcd:flux is refused" -- \
+  $a deny $B "UPDATE by system:serviceaccount:$F is refused" -- \
     kubectl -n "$ns" "$(sa $F)" patch helmrelease id-web --type=merge -p '{"spec":{"targetNamespace":"kube-system"}}' --dry-run=server
-  $a deny $B "DELETE by system:serviceaccount:cozy-fluxcd:flux is refused" -- kubectl -n "$ns" "$(sa $F)" delete helmrelease id-web --dry-run=server
-  labelled_hr forged | $a deny $B "CREATE by system:serviceaccount:cozy-fluxcd:flux is refused" -- kubectl -n "$ns" "$(sa $F)" create --dry-run=server -f -
+  $a deny $B "DELETE by system:serviceaccount:$F is refused" -- kubectl -n "$ns" "$(sa $F)" delete helmrelease id-web --dry-run=server
+  labelled_hr forged | $a deny $B "CREATE by system:serviceaccount:$F is refused" -- kubectl -n "$ns" "$(sa $F)" create --dry-run=server -f -
   # it writes cozystack-values (the tenant chart); another Flux controller may not
   $a allow -- kubectl -n "$ns" "$(sa $F)" patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {}"}}' --dry-run=server
-  $a deny cozyplane-values-secret-policy "UPDATE by system:serviceaccount:cozy-fluxcd:source-controller is refused" -- \
-    kubectl -n "$ns" "$(sa cozy-fluxcd:source-controller)" patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {}"}}' --dry-run=server
+  $a deny cozyplane-values-secret-policy "UPDATE by system:serviceaccount:$fluxns:source-controller is refused" -- \
+    kubectl -n "$ns" "$(sa "$fluxns":source-controller)" patch secret cozystack-values --type=merge -p '{"stringData":{"values.yaml":"_namespace: {}"}}' --dry-run=server
   ;;
 kube-controllers)
   # The garbage collector and the namespace controller remove backing objects

@@ -32,8 +32,9 @@ K=(kubectl -n "$t" "${tenant[@]}")
 # kubectl as a platform service account in $t: cert-manager, Flux's
 # helm-controller
 sa() { echo "kubectl -n $t --as=system:serviceaccount:$1:$2 --as-group=system:serviceaccounts --as-group=system:serviceaccounts:$1 --as-group=system:authenticated"; }
-read -ra CM <<<"$(sa cozy-cert-manager cert-manager)"
-read -ra FLUX <<<"$(sa cozy-fluxcd helm-controller)"
+# Their namespaces: CERT_MANAGER_NAMESPACE and FLUX_NAMESPACE (hack/e2e.sh exports them).
+read -ra CM <<<"$(sa "${CERT_MANAGER_NAMESPACE:-cozy-cert-manager}" cert-manager)"
+read -ra FLUX <<<"$(sa "${FLUX_NAMESPACE:-cozy-fluxcd}" helm-controller)"
 admin() { kubectl -n "$t" "$@"; }
 
 cert() { # cert NAME SPEC-LINES: a Certificate manifest

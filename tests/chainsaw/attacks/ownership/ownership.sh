@@ -191,10 +191,10 @@ controller-ref)
   # Flux and the garbage collector may update a backing object without
   # touching its spec or labels (finalizers, owner references), but not put
   # a controller reference on it: only its backend controller does.
-  flux=(--as=system:serviceaccount:cozy-fluxcd:helm-controller --as-group=system:serviceaccounts --as-group=system:authenticated)
+  flux=(--as=system:serviceaccount:"${FLUX_NAMESPACE:-cozy-fluxcd}":helm-controller --as-group=system:serviceaccounts --as-group=system:authenticated)
   gc=(--as=system:serviceaccount:kube-system:generic-garbage-collector --as-group=system:serviceaccounts --as-group=system:authenticated)
   uid=$(admin get e2eownapp web -o jsonpath='{.metadata.uid}')
-  $a deny $B "HelmRelease $t/own-free is the backing object of the instance E2eOwnApp/free (apps.cozystack.io) and only its backend controller puts a controller reference on it: UPDATE by system:serviceaccount:cozy-fluxcd:helm-controller adding the controller reference apps.cozystack.io/v1alpha1 E2eOwnApp web (uid $uid) is refused" -- \
+  $a deny $B "HelmRelease $t/own-free is the backing object of the instance E2eOwnApp/free (apps.cozystack.io) and only its backend controller puts a controller reference on it: UPDATE by system:serviceaccount:${FLUX_NAMESPACE:-cozy-fluxcd}:helm-controller adding the controller reference apps.cozystack.io/v1alpha1 E2eOwnApp web (uid $uid) is refused" -- \
     kubectl -n "$t" "${flux[@]}" patch helmrelease own-free --type=merge -p "$(setrefs "$(ref apps.cozystack.io/v1alpha1 E2eOwnApp web "$uid")")"
   $a deny $B "only its backend controller puts a controller reference on it" -- \
     kubectl -n "$t" "${gc[@]}" patch helmrelease own-free --type=json -p '[{"op":"replace","path":"/metadata/ownerReferences/0/name","value":"web"}]'

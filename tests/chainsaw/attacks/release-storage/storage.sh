@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 t=tenant-rs-${NAMESPACE#chainsaw-}
 p=cozy-helm-$t
 tenant=(--as=mallory --as-group=system:authenticated)
-flux=(--as=system:serviceaccount:cozy-fluxcd:helm-controller)
+flux=(--as=system:serviceaccount:"${FLUX_NAMESPACE:-cozy-fluxcd}":helm-controller) # FLUX_NAMESPACE: hack/e2e.sh
 a=../../_scripts/admission.sh
 B=cozyplane-backing-object-policy
 can() { # can yes|no VERB RESOURCE NAMESPACE: what RBAC alone lets the tenant do

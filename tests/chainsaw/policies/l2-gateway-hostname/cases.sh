@@ -60,8 +60,10 @@ hostless-open)
   http team '{namespaces: {from: Selector, selector: {matchLabels: {team: web}}}}' | $a deny $P "Give them a hostname under example.org" -- kubectl -n "$t" $user create -f -
   ;;
 hostless-local)
-  # Listeners without a hostname, for routes of this namespace or cozy-* ones.
-  http redirect '{namespaces: {from: Selector, selector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [cozy-cert-manager, '"$t"']}]}}}' \
+  # Listeners without a hostname, for routes of this namespace, cozy-* ones or
+  # cert-manager's (CERT_MANAGER_NAMESPACE, exported by hack/e2e.sh), as
+  # gateway-listeners writes port 80.
+  http redirect '{namespaces: {from: Selector, selector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: ['"${CERT_MANAGER_NAMESPACE:-cozy-cert-manager}"', '"$t"']}]}}}' \
     | $a allow -- kubectl -n "$t" $user create -f -
   http same '{namespaces: {from: Same}}' | $a allow -- kubectl -n "$t" $user create -f -
   ;;

@@ -7,8 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")"
 a=../../_scripts/admission.sh
 P=cozyplane-tenant-host-policy
+# Flux runs in FLUX_NAMESPACE (hack/e2e.sh exports it; Cozystack's cozy-fluxcd by default).
+flux=${FLUX_NAMESPACE:-cozy-fluxcd}
+# Cozystack's all-in-one Flux runs as flux; a stock Flux has none, and the
+# policies trust its helm-controller in that place.
+aio=flux
+[[ $flux == cozy-fluxcd ]] || aio=helm-controller
 user="--as=alice --as-group=policies-l3-testers --as-group=system:authenticated"
-trusted="--as=system:serviceaccount:cozy-fluxcd:helm-controller --as-group=system:serviceaccounts:cozy-fluxcd --as-group=policies-l3-testers"
+trusted="--as=system:serviceaccount:$flux:helm-controller --as-group=system:serviceaccounts:$flux --as-group=policies-l3-testers"
 other="--as=system:serviceaccount:cozy-other:x --as-group=system:serviceaccounts:cozy-other --as-group=policies-l3-testers"
 tenant() { printf 'apiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata: {name: %s}\nspec: {%s}\n' "$1" "$2"; }
 
@@ -24,13 +30,13 @@ create-with-host)
 trusted-create)
   tenant bob "host: bob.example.org" | $a allow -- kubectl -n "$NAMESPACE" $trusted create -f -
   tenant dave "host: dave.example.org" | $a allow -- kubectl -n "$NAMESPACE" --as=system:serviceaccount:cozy-system:cozystack --as-group=system:serviceaccounts:cozy-system --as-group=policies-l3-testers create -f -
-  tenant erin "host: erin.example.org" | $a allow -- kubectl -n "$NAMESPACE" --as=system:serviceaccount:cozy-fluxcd:flux --as-group=system:serviceaccounts:cozy-fluxcd --as-group=policies-l3-testers create -f -
+  tenant erin "host: erin.example.org" | $a allow -- kubectl -n "$NAMESPACE" --as=system:serviceaccount:$flux:$aio --as-group=system:serviceaccounts:$flux --as-group=policies-l3-testers create -f -
   ;;
 trust-per-identity)
   # Other service accounts of the same namespaces are not trusted.
   tenant frank "host: frank.example.org" | $a deny $P "tenant.spec.host can only be set or changed" -- kubectl -n "$NAMESPACE" --as=system:serviceaccount:cozy-system:x --as-group=system:serviceaccounts:cozy-system --as-group=policies-l3-testers create -f -
   tenant frank "host: frank.example.org" | $a deny $P "tenant.spec.host can only be set or changed" -- kubectl -n "$NAMESPACE" --as=system:serviceaccount:kube-system:x --as-group=system:serviceaccounts:kube-system --as-group=policies-l3-testers create -f -
-  tenant frank "host: frank.example.org" | $a deny $P "tenant.spec.host can only be set or changed" -- kubectl -n "$NAMESPACE" --as=system:serviceaccount:cozy-fluxcd:source-controller --as-group=system:serviceaccounts:cozy-fluxcd --as-group=policies-l3-testers create -f -
+  tenant frank "host: frank.example.org" | $a deny $P "tenant.spec.host can only be set or changed" -- kubectl -n "$NAMESPACE" --as=system:serviceaccount:$flux:source-controller --as-group=system:serviceaccounts:$flux --as-group=policies-l3-testers create -f -
   ;;
 update-set-host)
   # alice, created without spec.host.

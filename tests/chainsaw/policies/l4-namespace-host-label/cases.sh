@@ -10,8 +10,14 @@ cd "$(dirname "$0")"
 t=tenant-l4-${NAMESPACE#chainsaw-}
 a=../../_scripts/admission.sh
 P=cozyplane-namespace-host-label-policy
+# Flux runs in FLUX_NAMESPACE (hack/e2e.sh exports it; Cozystack's cozy-fluxcd by default).
+flux=${FLUX_NAMESPACE:-cozy-fluxcd}
+# Cozystack's all-in-one Flux runs as flux; a stock Flux has none, and the
+# policies trust its helm-controller in that place.
+aio=flux
+[[ $flux == cozy-fluxcd ]] || aio=helm-controller
 user="--as=alice --as-group=policies-l4-testers --as-group=system:authenticated"
-trusted="--as=system:serviceaccount:cozy-fluxcd:flux --as-group=system:serviceaccounts:cozy-fluxcd --as-group=policies-l4-testers"
+trusted="--as=system:serviceaccount:$flux:$aio --as-group=system:serviceaccounts:$flux --as-group=policies-l4-testers"
 nslabels="--as=system:serviceaccount:cozy-system:cozystack-ns-labels --as-group=system:serviceaccounts --as-group=system:serviceaccounts:cozy-system --as-group=system:authenticated"
 ns() { printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels: {namespace.cozystack.io/host: %s}\n' "$1" "$2"; }
 

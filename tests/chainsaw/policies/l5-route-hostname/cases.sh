@@ -10,8 +10,10 @@ t=tenant-l5-${NAMESPACE#chainsaw-}
 cozy=cozy-l5-${NAMESPACE#chainsaw-}
 a=../../_scripts/admission.sh
 P=cozyplane-route-hostname-policy
+# Flux runs in FLUX_NAMESPACE (hack/e2e.sh exports it; Cozystack's cozy-fluxcd by default).
+flux=${FLUX_NAMESPACE:-cozy-fluxcd}
 user="--as=app-deployer --as-group=policies-l5-testers --as-group=system:authenticated"
-platform="--as=system:serviceaccount:cozy-fluxcd:helm-controller --as-group=system:serviceaccounts:cozy-fluxcd --as-group=policies-l5-testers"
+platform="--as=system:serviceaccount:$flux:helm-controller --as-group=system:serviceaccounts:$flux --as-group=policies-l5-testers"
 route() { # route KIND APIVERSION NAME [HOSTNAME...]; the single HOSTNAME [] writes an empty list
   printf 'apiVersion: gateway.networking.k8s.io/%s\nkind: %s\nmetadata: {name: %s}\nspec:\n  parentRefs: [{name: cozystack, namespace: tenant-root}]\n' "$2" "$1" "$3"
   k=$1; shift 3
