@@ -17,12 +17,13 @@ never touches a longer name. .Values.identities, overridden by
 {{- $cm := $ids.certManager }}
 {{- $op := $ids.operator }}
 {{- $c := $ids.controllers }}
-{{- range $what, $v := dict "flux.namespace" $f.namespace "tofuController.namespace" $t.namespace "certManager.namespace" $cm.namespace "operator.namespace" $op.namespace "controllers.namespace" $c.namespace }}
+{{- $b := $ids.backupStrategy }}
+{{- range $what, $v := dict "flux.namespace" $f.namespace "tofuController.namespace" $t.namespace "certManager.namespace" $cm.namespace "operator.namespace" $op.namespace "controllers.namespace" $c.namespace "backupStrategy.namespace" $b.namespace }}
 {{- if not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" (toString $v)) }}
 {{- fail (printf "identities.%s %q is not a namespace name" $what (toString $v)) }}
 {{- end }}
 {{- end }}
-{{- range $what, $v := dict "flux.allInOne" $f.allInOne "flux.helmController" $f.helmController "flux.kustomizeController" $f.kustomizeController "tofuController.serviceAccount" $t.serviceAccount "certManager.serviceAccount" $cm.serviceAccount "operator.serviceAccount" $op.serviceAccount "controllers.helm" $c.helm "controllers.terraform" $c.terraform "controllers.appdef" $c.appdef "controllers.gatewayListeners" $c.gatewayListeners "controllers.gatewayCerts" $c.gatewayCerts "controllers.nsLabels" $c.nsLabels "controllers.routeConflicts" $c.routeConflicts }}
+{{- range $what, $v := dict "flux.allInOne" $f.allInOne "flux.helmController" $f.helmController "flux.kustomizeController" $f.kustomizeController "tofuController.serviceAccount" $t.serviceAccount "certManager.serviceAccount" $cm.serviceAccount "operator.serviceAccount" $op.serviceAccount "controllers.helm" $c.helm "controllers.terraform" $c.terraform "controllers.appdef" $c.appdef "controllers.gatewayListeners" $c.gatewayListeners "controllers.gatewayCerts" $c.gatewayCerts "controllers.nsLabels" $c.nsLabels "controllers.routeConflicts" $c.routeConflicts "backupStrategy.serviceAccount" $b.serviceAccount }}
 {{- if not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" (toString $v)) }}
 {{- fail (printf "identities.%s %q is not a ServiceAccount name" $what (toString $v)) }}
 {{- end }}
@@ -42,6 +43,7 @@ never touches a longer name. .Values.identities, overridden by
   (list "'system:serviceaccount:cozy-system:cozystack-gateway-certs'" (printf $u $c.namespace $c.gatewayCerts))
   (list "'system:serviceaccount:cozy-system:cozystack-ns-labels'" (printf $u $c.namespace $c.nsLabels))
   (list "'system:serviceaccount:cozy-system:cozystack-route-conflicts'" (printf $u $c.namespace $c.routeConflicts))
+  (list "'system:serviceaccount:cozy-backup-controller:backupstrategy-controller'" (printf $u $b.namespace $b.serviceAccount))
   (list "'system:serviceaccounts:cozy-fluxcd'" (printf "'system:serviceaccounts:%s'" $f.namespace))
   (list "'system:serviceaccounts:cozy-cert-manager'" (printf "'system:serviceaccounts:%s'" $cm.namespace))
   (list "'cozy-fluxcd'" (printf "'%s'" $f.namespace))

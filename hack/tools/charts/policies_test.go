@@ -141,7 +141,7 @@ func TestPoliciesChartDefaultsArePolicies(t *testing.T) {
 
 // platformToken is a quoted username, group or namespace of the platform's
 // own namespaces as the policies' CEL writes it.
-var platformToken = regexp.MustCompile(`'(system:serviceaccounts?:)?(cozy-fluxcd|cozy-cert-manager|cozy-system)(:[a-z0-9.-]+)?'`)
+var platformToken = regexp.MustCompile(`'(system:serviceaccounts?:)?(cozy-fluxcd|cozy-cert-manager|cozy-system|cozy-backup-controller)(:[a-z0-9.-]+)?'`)
 
 // everyIdentity names every identity otherwise than the defaults, with
 // names found nowhere else.
@@ -164,6 +164,8 @@ var everyIdentity = []string{
 	"--set", "identities.controllers.gatewayCerts=idt-gc",
 	"--set", "identities.controllers.nsLabels=idt-nl",
 	"--set", "identities.controllers.routeConflicts=idt-rc",
+	"--set", "identities.backupStrategy.namespace=idt-bk",
+	"--set", "identities.backupStrategy.serviceAccount=idt-bs",
 }
 
 // back maps every configured token of everyIdentity to its default.
@@ -181,6 +183,7 @@ var back = strings.NewReplacer(
 	"'system:serviceaccount:idt-ctl:idt-gc'", "'system:serviceaccount:cozy-system:cozystack-gateway-certs'",
 	"'system:serviceaccount:idt-ctl:idt-nl'", "'system:serviceaccount:cozy-system:cozystack-ns-labels'",
 	"'system:serviceaccount:idt-ctl:idt-rc'", "'system:serviceaccount:cozy-system:cozystack-route-conflicts'",
+	"'system:serviceaccount:idt-bk:idt-bs'", "'system:serviceaccount:cozy-backup-controller:backupstrategy-controller'",
 	"'system:serviceaccounts:idt-flux'", "'system:serviceaccounts:cozy-fluxcd'",
 	"'system:serviceaccounts:idt-cm'", "'system:serviceaccounts:cozy-cert-manager'",
 	"'idt-flux'", "'cozy-fluxcd'",
