@@ -82,16 +82,27 @@ run() {
   local report=$1 controllers=$2; shift 2
   rm -rf "${E2E}"
   mkdir -p "${E2E}"
-  "${ROOT}/hack/cluster.sh" up "${E2E}"
+  # run is called as `run ... || status=$?`, where bash ignores set -e: each
+  # setup step is checked, so a policy the API server refuses fails the run.
+  local failed=""
+  "${ROOT}/hack/cluster.sh" up "${E2E}" || failed="the control plane did not start"
   # The admission policies, as in production (make dev-up installs them too).
-  "${ROOT}/hack/policies.sh" "${E2E}"
+  [[ -n "${failed}" ]] || "${ROOT}/hack/policies.sh" "${E2E}" || failed="the admission policies were not installed"
   # Every controller runs as its chart's ServiceAccount, with only its
   # chart's RBAC: a missing verb fails the suite.
   # shellcheck disable=SC2086
-  "${ROOT}/hack/rbac.sh" "${E2E}" ${controllers}
+  [[ -n "${failed}" ]] || "${ROOT}/hack/rbac.sh" "${E2E}" ${controllers} || failed="the controllers' RBAC was not applied"
   # shellcheck disable=SC2086
-  "${ROOT}/hack/controllers.sh" start "${E2E}" ${controllers}
-  log "chainsaw: ${*#"${ROOT}/"} with controllers: ${controllers:-all}; Flux in ${FLUX_NAMESPACE}, cert-manager in ${CERT_MANAGER_NAMESPACE}, policies ${POLICY_VALUES:+rendered with ${POLICY_VALUES#"${ROOT}/"}}${POLICY_VALUES:-with default identities}"
+  [[ -n "${failed}" ]] || "${ROOT}/hack/controllers.sh" start "${E2E}" ${controllers} || failed="the controllers did not start"
+  if [[ -n "${failed}" ]]; then
+    log "${failed}: ${report} not run"
+    "${ROOT}/hack/controllers.sh" stop "${E2E}" || true
+    "${ROOT}/hack/cluster.sh" down "${E2E}" || true
+    return 1
+  fi
+  local policies="default identities"
+  [[ -z "${POLICY_VALUES:-}" ]] || policies="values ${POLICY_VALUES#"${ROOT}/"}"
+  log "chainsaw: ${*#"${ROOT}/"} with controllers: ${controllers:-all}; Flux in ${FLUX_NAMESPACE}, cert-manager in ${CERT_MANAGER_NAMESPACE}, policies with ${policies}"
   local status=0
   # chainsaw and the kubectl in test scripts read KUBECONFIG; the catch
   # blocks read controller logs from COZY_LOG_DIR.
