@@ -129,6 +129,11 @@ Without the CLI: kubectl annotate KIND NAME `+appsv1alpha1.AnnotationSuspend+`-`
 				return err
 			}
 			done, err := t.waitFor(ctx, timeout, func(u *unstructured.Unstructured) (bool, error) {
+				if !suspend {
+					if err := ops.ExternallySuspended(u); err != nil {
+						return false, err
+					}
+				}
 				return ops.SuspendSettled(u, suspend), nil
 			})
 			switch {

@@ -71,6 +71,18 @@ func SuspendSettled(inst *unstructured.Unstructured, suspend bool) bool {
 	return on == suspend
 }
 
+// ExternallySuspended returns an error saying who keeps the instance's
+// backing object suspended when that is someone else (the Suspended
+// condition's reason SuspendedExternally): removing the instance's
+// annotation does not resume it. Nil otherwise. Pure.
+func ExternallySuspended(inst *unstructured.Unstructured) error {
+	c, ok := FindCondition(inst, appsv1alpha1.ConditionSuspended)
+	if !ok || c.Status != "True" || c.Reason != appsv1alpha1.ReasonSuspendedExternally {
+		return nil
+	}
+	return fmt.Errorf("%s is not suspended by its annotation, but its backing object is, by someone else, and stays so until they resume it: %s", display(inst), c.Message)
+}
+
 // PlanToApprove is the plan `cozyplane approve` approves: the instance's
 // status.backend.pendingPlan. It fails, saying why, when the kind is not
 // Terraform-backed, when the status does not say yet which backend serves it,

@@ -48,6 +48,22 @@ func TestSuspendSettled(t *testing.T) {
 	}
 }
 
+func TestExternallySuspended(t *testing.T) {
+	ext := obj(t, `{kind: Postgres, metadata: {name: a, namespace: t}, status: {conditions: [{type: Suspended, status: "True", reason: SuspendedExternally, message: "set by field manager backupstrategy-controller"}]}}`)
+	err := ExternallySuspended(ext)
+	if err == nil || !strings.Contains(err.Error(), "by someone else, and stays so until they resume it: set by field manager backupstrategy-controller") {
+		t.Errorf("external: %v", err)
+	}
+	for _, in := range []string{
+		`{kind: Postgres, metadata: {name: a, namespace: t}, status: {conditions: [{type: Suspended, status: "True", reason: Suspended}]}}`,
+		`{kind: Postgres, metadata: {name: a, namespace: t}, status: {conditions: [{type: Ready, status: "True"}]}}`,
+	} {
+		if err := ExternallySuspended(obj(t, in)); err != nil {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+}
+
 func TestPlanToApprove(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want, wantErr string
