@@ -219,6 +219,45 @@ func TestRunWithAFakeCluster(t *testing.T) {
 	}
 }
 
+// TestRunFindsAStockFlux: Flux installed from its own manifests (every
+// controller in flux-system, none in cozy-fluxcd) is found by listing the
+// whole cluster, next to the other Flux controllers, whatever the namespace.
+func TestRunFindsAStockFlux(t *testing.T) {
+	lists := map[schema.GroupVersionResource]string{
+		deploymentsGVR: "DeploymentList", daemonSetsGVR: "DaemonSetList", configMapsGVR: "ConfigMapList",
+		namespacesGVR: "NamespaceList", quotasGVR: "ResourceQuotaList", policiesGVR: "ValidatingAdmissionPolicyList",
+		bindingsGVR: "ValidatingAdmissionPolicyBindingList",
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		verdict Verdict
+		detail  string
+	}{
+		{"stock flags", []string{"--watch-all-namespaces", "--log-level=info"}, Pass, "Deployment flux-system/helm-controller container manager installs the platform's HelmReleases"},
+		{"locked down", []string{"--no-cross-namespace-refs=true"}, Fail, "Deployment flux-system/helm-controller container manager runs with --no-cross-namespace-refs=true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objects := []runtime.Object{
+				workload("Deployment", "flux-system", "source-controller", ctr("manager", "ghcr.io/fluxcd/source-controller:v1.7.0")),
+				workload("Deployment", "flux-system", "kustomize-controller", ctr("manager", "ghcr.io/fluxcd/kustomize-controller:v1.7.0")),
+				workload("Deployment", "flux-system", "helm-controller", ctr("manager", "ghcr.io/fluxcd/helm-controller:v1.4.0", tc.args...)),
+			}
+			c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, objects...)
+			for _, r := range Run(context.Background(), c, Options{Policies: []string{"p"}}).Checks {
+				if r.Name != CheckHelmController {
+					continue
+				}
+				if r.Verdict != tc.verdict || !strings.Contains(r.Detail, tc.detail) || strings.Contains(r.Detail, "source-controller") {
+					t.Errorf("got %s %q, want %s containing %q", r.Verdict, r.Detail, tc.verdict, tc.detail)
+				}
+				return
+			}
+			t.Fatal("no flux-helm-controller check in the report")
+		})
+	}
+}
+
 // TestRequiredPoliciesAreTheRepositorys keeps RequiredPolicies equal to the
 // ValidatingAdmissionPolicies in policies/, so a policy added there is
 // checked on live clusters too.
