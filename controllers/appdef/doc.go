@@ -39,8 +39,10 @@
 //     validation rules cannot see preserved fields).
 //   - ClusterRoles cozystack:app:<plural>:view, :edit and :admin (server-side
 //     apply, controller ownerReference to the definition), labelled for
-//     aggregation into the built-in view, edit and admin roles: reading, and
-//     for edit and admin writing, the kind's instances; nobody's status. A
+//     aggregation into the built-in view, edit and admin roles, and
+//     :tenant-view and :tenant-admin, into Cozystack's cozy:tenant:view and
+//     cozy:tenant:admin: reading, and for edit, admin and tenant-admin
+//     writing, the kind's instances; nobody's status. A
 //     ClusterRole of that name it does not control is never touched (the
 //     Ready message names it; event RoleNotOwned).
 //   - Finalizer cozystack.io/instances on every definition.
