@@ -56,12 +56,13 @@ func init() {
 // lists, and a disagreement there is reported on the definition's status.
 //
 // A definition without spec.release reads back with the placeholder release
-// (chartRef HelmChart cozy-system/cozyplane-no-helm-release, see
-// PlaceholderChartName), which stands for "no release": both rules above
-// ignore it.
+// (chartRef HelmChart cozyplane-no-helm-release, see PlaceholderChartName),
+// which stands for "no release": both rules above ignore it, and the third
+// keeps a Helm backend from naming it as its chart.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.backend) || has(self.release) && self.release.chartRef.name != 'cozyplane-no-helm-release'",message="set spec.backend (type Helm or Terraform), or the legacy spec.release for a Helm backend"
 // +kubebuilder:validation:XValidation:rule="!has(self.backend) || !has(self.release) || self.release.chartRef.name == 'cozyplane-no-helm-release' || (self.backend.type == 'Helm' && has(self.backend.helm) && self.backend.helm.chartRef.name == self.release.chartRef.name && has(self.backend.helm.chartRef.__namespace__) == has(self.release.chartRef.__namespace__) && (!has(self.backend.helm.chartRef.__namespace__) || self.backend.helm.chartRef.__namespace__ == self.release.chartRef.__namespace__) && has(self.backend.helm.prefix) == has(self.release.prefix) && (!has(self.backend.helm.prefix) || self.backend.helm.prefix == self.release.prefix) && has(self.backend.helm.waitStrategy) == has(self.release.waitStrategy) && (!has(self.backend.helm.waitStrategy) || self.backend.helm.waitStrategy == self.release.waitStrategy))",message="spec.release and spec.backend disagree: remove spec.release (it is the legacy form of backend.helm), or make backend.type Helm with the same chartRef, prefix and waitStrategy"
+// +kubebuilder:validation:XValidation:rule="!has(self.backend) || !has(self.backend.helm) || self.backend.helm.chartRef.name != 'cozyplane-no-helm-release'",message="spec.backend.helm.chartRef names cozyplane-no-helm-release, the placeholder release that stands for no release: name the chart source of the kind"
 type ApplicationDefinitionSpec struct {
 	// Application names the user-facing kind and carries its schema.
 	Application ApplicationDefinitionApplication `json:"application"`
@@ -75,12 +76,14 @@ type ApplicationDefinitionSpec struct {
 	// stored object is never rewritten.
 	//
 	// Absent, the API server fills in a placeholder (chartRef HelmChart
-	// cozy-system/cozyplane-no-helm-release) that means "no release":
+	// cozyplane-no-helm-release, no namespace) that means "no release":
 	// upstream's cozystack-api reads spec.release.chartRef of every definition
 	// at start without a nil check, and must keep running beside cozyplane
-	// for core.cozystack.io (docs/migration.md). ResolvedBackend ignores it.
+	// for core.cozystack.io (docs/migration.md); upstream's
+	// cozystack-controller skips a release whose chartRef names no namespace,
+	// so it leaves the kind's HelmReleases alone. ResolvedBackend ignores it.
 	// +optional
-	// +kubebuilder:default={chartRef:{kind:"HelmChart",name:"cozyplane-no-helm-release",namespace:"cozy-system"}}
+	// +kubebuilder:default={chartRef:{kind:"HelmChart",name:"cozyplane-no-helm-release"}}
 	Release *ApplicationDefinitionRelease `json:"release,omitempty"`
 
 	// Secrets selects the Secrets of an instance that are shown to its tenant.
@@ -160,7 +163,9 @@ type HelmReleaseTemplate struct {
 	// It must name its namespace, a platform one such as cozy-system: without
 	// one it resolves in each HelmRelease's namespace (the tenant's), and a
 	// tenant-* namespace is a tenant's, so the tenant would supply the chart.
-	// +kubebuilder:validation:XValidation:rule="has(self.__namespace__) && !self.__namespace__.startsWith('tenant-')",messageExpression="'chartRef ' + self.kind + ' ' + self.name + (has(self.__namespace__) ? ' is in the tenant namespace ' + self.__namespace__ : ' names no namespace, so it resolves in each HelmRelease namespace, the tenant one') + ': a tenant could supply the chart helm-controller installs. Set chartRef.namespace to the platform namespace holding the source, such as cozy-system'"
+	// The placeholder release (see PlaceholderChartName) is the one chartRef
+	// without a namespace: it is never installed.
+	// +kubebuilder:validation:XValidation:rule="has(self.__namespace__) && !self.__namespace__.startsWith('tenant-') || self.kind == 'HelmChart' && self.name == 'cozyplane-no-helm-release' && !has(self.__namespace__)",messageExpression="'chartRef ' + self.kind + ' ' + self.name + (has(self.__namespace__) ? ' is in the tenant namespace ' + self.__namespace__ : ' names no namespace, so it resolves in each HelmRelease namespace, the tenant one') + ': a tenant could supply the chart helm-controller installs. Set chartRef.namespace to the platform namespace holding the source, such as cozy-system'"
 	ChartRef *helmv2.CrossNamespaceSourceReference `json:"chartRef"`
 
 	// Labels are added to every HelmRelease of the kind.

@@ -9,9 +9,13 @@ import (
 
 // PlaceholderChartName is the chart name of the placeholder release the API
 // server fills into a definition without spec.release (a default in the
-// CRD). It stands for "no release": upstream's cozystack-api dereferences
+// CRD: chartRef HelmChart cozyplane-no-helm-release, no namespace). It
+// stands for "no release": upstream's cozystack-api dereferences
 // spec.release.chartRef of every definition when it starts, so every
-// definition must carry one, and it is never a chart any backend installs.
+// definition must carry one, and it is never a chart any backend installs
+// (the CRD refuses it as spec.backend.helm.chartRef). Without a namespace,
+// upstream's cozystack-controller skips it and leaves the kind's HelmReleases
+// alone.
 const PlaceholderChartName = "cozyplane-no-helm-release"
 
 // IsPlaceholder reports whether r is absent or the placeholder release.

@@ -119,7 +119,7 @@ func TestBackendHelpersOnMismatchedUnion(t *testing.T) {
 // without spec.release.
 func placeholder() *ApplicationDefinitionRelease {
 	return &ApplicationDefinitionRelease{HelmReleaseTemplate: HelmReleaseTemplate{
-		ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: PlaceholderChartName, Namespace: "cozy-system"}}}
+		ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: PlaceholderChartName}}}
 }
 
 // TestPlaceholderIsTheCRDDefault keeps PlaceholderChartName equal to the
@@ -131,7 +131,7 @@ func TestPlaceholderIsTheCRDDefault(t *testing.T) {
 	}
 	crd := string(b)
 	for _, want := range []string{
-		"default:\n                  chartRef:\n                    kind: HelmChart\n                    name: " + PlaceholderChartName + "\n                    namespace: cozy-system\n",
+		"default:\n                  chartRef:\n                    kind: HelmChart\n                    name: " + PlaceholderChartName + "\n                description:",
 		"self.release.chartRef.name\n                != '" + PlaceholderChartName + "'",
 		"self.release.chartRef.name\n                == ''" + PlaceholderChartName + "''",
 	} {

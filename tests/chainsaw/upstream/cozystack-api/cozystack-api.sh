@@ -28,12 +28,14 @@ reads)
   missing=$(jq -r '.items[] | select(.spec.release.chartRef == null) | .metadata.name' <<<"$list")
   [[ -z "$missing" ]] || { echo "definitions without spec.release.chartRef (cozystack-api would panic on start): $missing"; exit 1; }
   echo "every one of $(jq '.items | length' <<<"$list") definitions carries spec.release.chartRef"
-  ref() { jq -r --arg n "$1" '.items[] | select(.metadata.name == $n) | .spec.release.chartRef | "\(.kind) \(.namespace)/\(.name)"' <<<"$list"; }
+  ref() { jq -r --arg n "$1" '.items[] | select(.metadata.name == $n) | .spec.release.chartRef | "\(.kind) \(.namespace // "")/\(.name)"' <<<"$list"; }
+  # No namespace: upstream's cozystack-controller skips such a release and
+  # leaves the kind's HelmReleases alone.
   for d in e2e-upstr-infra e2e-upstr-app; do
-    [[ "$(ref "$d")" == "HelmChart cozy-system/$placeholder" ]] || { echo "$d carries $(ref "$d"), not the placeholder"; exit 1; }
+    [[ "$(ref "$d")" == "HelmChart /$placeholder" ]] || { echo "$d carries $(ref "$d"), not the placeholder"; exit 1; }
   done
   [[ "$(ref e2e-upstr-legacy)" == "ExternalArtifact cozy-system/upstr-legacy-chart" ]] || { echo "the legacy definition's release changed: $(ref e2e-upstr-legacy)"; exit 1; }
-  echo "the new-form definitions carry the placeholder HelmChart cozy-system/$placeholder; the legacy one its own chart"
+  echo "the new-form definitions carry the placeholder HelmChart $placeholder (no namespace); the legacy one its own chart"
   # cozyplane reads the placeholder as no release: the backends are unchanged.
   backend() { kubectl get applicationdefinition "$1" -o jsonpath='{.status.backend}'; }
   [[ "$(backend e2e-upstr-infra)/$(backend e2e-upstr-app)/$(backend e2e-upstr-legacy)" == Terraform/Helm/Helm ]] ||
@@ -51,6 +53,19 @@ YAML
   [[ "$out" == *"set spec.backend (type Helm or Terraform), or the legacy spec.release for a Helm backend"* ]] ||
     { echo "a definition with neither backend nor release was not refused: $out"; exit 1; }
   echo "a definition with neither backend nor release is still refused"
+  # Nor does the placeholder serve as a Helm backend's chart.
+  out=$(kubectl create --dry-run=server -f - 2>&1 <<YAML || true
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: e2e-upstr-none}
+spec:
+  application: {kind: E2eUpstrNone, plural: e2eupstrnones, singular: e2eupstrnone, openAPISchema: '{"type":"object"}'}
+  backend: {type: Helm, helm: {chartRef: {kind: HelmChart, name: $placeholder}}}
+YAML
+)
+  [[ "$out" == *"spec.backend.helm.chartRef names $placeholder, the placeholder release that stands for no release"* ]] ||
+    { echo "a Helm backend naming the placeholder chart was not refused: $out"; exit 1; }
+  echo "a Helm backend naming the placeholder chart is refused"
   ;;
 run)
   if [[ -z "${COZYSTACK_API_BIN:-}" || -z "${COZYSTACK_SRC:-}" ]]; then
