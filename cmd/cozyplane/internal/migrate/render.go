@@ -17,7 +17,7 @@ func WriteText(w io.Writer, p *Plan, applied bool) error {
 	if len(p.Entries) == 0 {
 		ew.printf("No HelmRelease written by upstream Cozystack's API in %s (none carries the application labels).\n", scope)
 	} else {
-		ew.printf("HelmReleases written by upstream Cozystack's API in %s: %d to create, %d waiting for adoption, %d already adopted, %d left alone.\n\n",
+		ew.printf("HelmReleases with the application labels in %s: %d to create, %d waiting for adoption, %d already adopted, %d left alone.\n\n",
 			scope, p.Count(ActionCreate), p.Count(ActionWait), p.Count(ActionNone), p.Count(ActionSkip))
 		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 		header := "NAMESPACE\tHELMRELEASE\tKIND\tINSTANCE\tACTION"
