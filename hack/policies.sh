@@ -39,21 +39,33 @@ chart=$(mktemp -d)
 cp -r "${ROOT}/charts/policies/." "${chart}/"
 rm -f "${chart}"/files/*.yaml
 cp "${ROOT}"/policies/*.yaml "${chart}/files/"
+# MutatingAdmissionPolicy v1 is served from Kubernetes 1.36 on; the chart
+# renders l5-route-port443.yaml only where it is (helm template reads no
+# cluster, so it is told).
+if kubectl api-resources --api-group=admissionregistration.k8s.io -o name 2>/dev/null | grep -qx mutatingadmissionpolicies.admissionregistration.k8s.io &&
+  kubectl get mutatingadmissionpolicies.v1.admissionregistration.k8s.io >/dev/null 2>&1; then
+  MUTATING=yes values+=(--api-versions admissionregistration.k8s.io/v1/MutatingAdmissionPolicy)
+else
+  MUTATING=no
+  log "the API server serves no MutatingAdmissionPolicy v1: cozyplane-route-port443-policy left out"
+fi
 helm template cozyplane-policies "${chart}" --namespace cozy-system "${values[@]}" > "${DIR}/policies.yaml" ||
   { rm -rf "${chart}"; die "the policies chart does not render${POLICY_VALUES:+ with ${POLICY_VALUES}}"; }
 rm -rf "${chart}"
 log "installing admission policies${POLICY_VALUES:+ (values ${POLICY_VALUES#"${ROOT}/"})}"
 kubectl apply --server-side --force-conflicts -f "${DIR}/policies.yaml" >/dev/null
 
+# The mutating policy's probe: a cozy-* namespace that owns a Gateway.
+PROBE_GW_NS="cozy-policy-probe-$(date +%s)-$$"
 cleanup() {
-  kubectl delete namespace "${PROBE_NS}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete namespace "${PROBE_NS}" "${PROBE_GW_NS}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete clusterrole,clusterrolebinding "${PROBE_USER}" --ignore-not-found >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 kubectl create namespace "${PROBE_NS}" >/dev/null
 # The layer 4, values Secret and backing object probes impersonate an
 # untrusted caller allowed to create namespaces, Secrets and HelmReleases.
-kubectl create clusterrole "${PROBE_USER}" --verb=create --resource=namespaces,secrets,helmreleases.helm.toolkit.fluxcd.io --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl create clusterrole "${PROBE_USER}" --verb=create --resource=namespaces,secrets,helmreleases.helm.toolkit.fluxcd.io,httproutes.gateway.networking.k8s.io --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl create clusterrolebinding "${PROBE_USER}" --clusterrole="${PROBE_USER}" --user="${PROBE_USER}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
 # probe POLICY ARGS...: `kubectl create --dry-run=server ARGS` of a manifest
@@ -132,6 +144,27 @@ spec:
   interval: 5m
   chartRef: {kind: OCIRepository, name: probe}
 YAML
+# cozyplane-route-port443-policy (mutating): an HTTPRoute whose parentRef
+# names neither a listener nor a port, in a namespace that owns its Gateway,
+# is stored with port 443; until the policy is in effect the port-80 policy
+# refuses it.
+if [[ ${MUTATING} == yes ]]; then
+  kubectl create namespace "${PROBE_GW_NS}" >/dev/null
+  kubectl label namespace "${PROBE_GW_NS}" "namespace.cozystack.io/gateway=${PROBE_GW_NS}" >/dev/null
+  for i in $(seq 1 150); do
+    out=$(kubectl create --dry-run=server -o jsonpath='{.spec.parentRefs[0].port}' -n "${PROBE_GW_NS}" --as="${PROBE_USER}" -f - 2>&1 <<'YAML'
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: probe}
+spec:
+  parentRefs: [{name: probe}]
+YAML
+) || true
+    [[ "${out}" == 443 ]] && break
+    [[ ${i} -eq 150 ]] && die "admission policy cozyplane-route-port443-policy is not in effect after 30s; last answer: ${out}"
+    sleep 0.2
+  done
+fi
 # Layer 3 applies to the Tenant kind, served once its ApplicationDefinition
 # exists; there is nothing to probe before that.
 log "admission policies enforced"

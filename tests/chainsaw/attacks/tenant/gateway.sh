@@ -88,15 +88,20 @@ port80)
   can create httproutes.gateway.networking.k8s.io
   can update httproutes.gateway.networking.k8s.io
   # A route on the hostname-less port-80 listener would be served in plain
-  # HTTP whatever the hostname verdicts say: refused, with or without the
-  # listener's name.
-  route steal "" | $a deny $P "would attach to the port-80 listener of Gateway pub in $t, which serves only the redirect to HTTPS and ACME challenges: add port: 443" -- "${K[@]}" create -f -
-  route steal ", sectionName: http" | $a deny $P "add port: 443 (or the sectionName of an HTTPS listener)" -- "${K[@]}" create -f -
+  # HTTP whatever the hostname verdicts say: refused when it names the
+  # listener or its port.
+  route steal ", sectionName: http" | $a deny $P "would attach to the port-80 listener of Gateway pub in $t, which serves only the redirect to HTTPS and ACME challenges: add port: 443 (or the sectionName of an HTTPS listener)" -- "${K[@]}" create -f -
   route steal ", port: 80" | $a deny $P "port-80 listener" -- "${K[@]}" create -f -
+  # A parentRef naming neither is given port 443 (cozyplane-route-port443-policy)
+  # and never reaches port 80, on create as on an update that drops the port.
+  route steal "" | $a allow -- "${K[@]}" create -f -
+  [[ "$(admin get httproute steal -o jsonpath='{.spec.parentRefs[0].port}')" == 443 ]] || { echo "the unnamed parentRef was stored as $(admin get httproute steal -o jsonpath='{.spec.parentRefs[0]}')"; exit 1; }
   # The legitimate use: the HTTPS listeners, by port or by name.
   route web ", port: 443" | $a allow -- "${K[@]}" create -f -
   route web-named ", sectionName: https-www-0e2f1bcc" | $a allow -- "${K[@]}" create -f -
-  $a deny $P "port-80 listener" -- "${K[@]}" patch httproute web --type=json -p '[{"op":"remove","path":"/spec/parentRefs/0/port"}]'
+  $a allow -- "${K[@]}" patch httproute web --type=json -p '[{"op":"remove","path":"/spec/parentRefs/0/port"}]'
+  [[ "$(admin get httproute web -o jsonpath='{.spec.parentRefs[0].port}')" == 443 ]] || { echo "dropping the port left $(admin get httproute web -o jsonpath='{.spec.parentRefs[0]}')"; exit 1; }
+  echo "an unnamed parentRef is stored with port 443: steal and web name only the HTTPS listeners"
   # The redirect route gateway-listeners writes is the one route on port
   # 80, and other namespaces' routes never reach it.
   wait_for "the redirect route exists" admin get httproute pub-http-redirect
