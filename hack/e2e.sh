@@ -19,8 +19,11 @@
 # hack/controllers.sh), and the scenarios that play Flux, tofu-controller or
 # cert-manager read where they run from FLUX_NAMESPACE, TOFU_NAMESPACE and
 # CERT_MANAGER_NAMESPACE (defaults cozy-fluxcd, cozy-fluxcd,
-# cozy-cert-manager). E2E_IDENTITIES=stock sets all four for a stock install
-# (charts/policies/values-stock.yaml: flux-system, flux-system, cert-manager).
+# cozy-cert-manager), and FLUX_ALL_IN_ONE is the ServiceAccount the policies
+# trust as Cozystack's all-in-one Flux (flux; a stock Flux has none, and
+# values-stock.yaml names helm-controller there). E2E_IDENTITIES=stock sets
+# them all for a stock install (charts/policies/values-stock.yaml:
+# flux-system, flux-system, cert-manager, helm-controller).
 # The whole-suite run ends with the scenarios listed in
 # tests/chainsaw/stock-identities.list once more with E2E_IDENTITIES=stock
 # (report chainsaw-report-stock-identities*.json);
@@ -43,7 +46,7 @@ SUITE="${ROOT}/tests/chainsaw"
 # in flux-system, cert-manager in cert-manager), for this shell.
 stock_identities() {
   export POLICY_VALUES="${ROOT}/charts/policies/values-stock.yaml"
-  export FLUX_NAMESPACE=flux-system TOFU_NAMESPACE=flux-system CERT_MANAGER_NAMESPACE=cert-manager
+  export FLUX_NAMESPACE=flux-system TOFU_NAMESPACE=flux-system CERT_MANAGER_NAMESPACE=cert-manager FLUX_ALL_IN_ONE=helm-controller
 }
 case "${E2E_IDENTITIES:-}" in
   stock) stock_identities ;;
@@ -53,6 +56,7 @@ esac
 export FLUX_NAMESPACE=${FLUX_NAMESPACE:-cozy-fluxcd}
 export TOFU_NAMESPACE=${TOFU_NAMESPACE:-cozy-fluxcd}
 export CERT_MANAGER_NAMESPACE=${CERT_MANAGER_NAMESPACE:-cozy-cert-manager}
+export FLUX_ALL_IN_ONE=${FLUX_ALL_IN_ONE:-flux}
 [[ -z "${POLICY_VALUES:-}" ]] || export POLICY_VALUES
 
 # One e2e run at a time per E2E_DIR: the runs share ports and that directory.

@@ -104,11 +104,11 @@ terraform)
   ;;
 flux)
   # Flux's helm-controller (Cozystack's all-in-one Flux runs as cozy-fluxcd:flux;
-  # FLUX_NAMESPACE, from hack/e2e.sh, names another, where the policies trust
-  # helm-controller itself), granted here what Flux's own ClusterRole gives it.
+  # FLUX_NAMESPACE and FLUX_ALL_IN_ONE, from hack/e2e.sh, name a stock Flux's,
+  # where the policies trust helm-controller itself), granted here what Flux's
+  # own ClusterRole gives it.
   fluxns=${FLUX_NAMESPACE:-cozy-fluxcd}
-  F=$fluxns:flux
-  [[ $fluxns == cozy-fluxcd ]] || F=$fluxns:helm-controller
+  F=$fluxns:${FLUX_ALL_IN_ONE:-flux}
   $a allow -- kubectl -n "$ns" "$(sa $F)" patch helmrelease id-web --subresource=status --type=merge -p '{"status":{"observedGeneration":1}}' --dry-run=server
   $a allow -- kubectl -n "$ns" "$(sa $F)" patch helmrelease id-web --type=merge -p '{"metadata":{"finalizers":["finalizers.fluxcd.io/helm"]}}' --dry-run=server
   $a deny $B "UPDATE by system:serviceaccount:$F is refused" -- \

@@ -10,9 +10,8 @@ P=cozyplane-tenant-host-policy
 # Flux runs in FLUX_NAMESPACE (hack/e2e.sh exports it; Cozystack's cozy-fluxcd by default).
 flux=${FLUX_NAMESPACE:-cozy-fluxcd}
 # Cozystack's all-in-one Flux runs as flux; a stock Flux has none, and the
-# policies trust its helm-controller in that place.
-aio=flux
-[[ $flux == cozy-fluxcd ]] || aio=helm-controller
+# policies trust its helm-controller in that place (FLUX_ALL_IN_ONE, hack/e2e.sh).
+aio=${FLUX_ALL_IN_ONE:-flux}
 user="--as=alice --as-group=policies-l3-testers --as-group=system:authenticated"
 trusted="--as=system:serviceaccount:$flux:helm-controller --as-group=system:serviceaccounts:$flux --as-group=policies-l3-testers"
 other="--as=system:serviceaccount:cozy-other:x --as-group=system:serviceaccounts:cozy-other --as-group=policies-l3-testers"

@@ -13,9 +13,8 @@ P=cozyplane-namespace-host-label-policy
 # Flux runs in FLUX_NAMESPACE (hack/e2e.sh exports it; Cozystack's cozy-fluxcd by default).
 flux=${FLUX_NAMESPACE:-cozy-fluxcd}
 # Cozystack's all-in-one Flux runs as flux; a stock Flux has none, and the
-# policies trust its helm-controller in that place.
-aio=flux
-[[ $flux == cozy-fluxcd ]] || aio=helm-controller
+# policies trust its helm-controller in that place (FLUX_ALL_IN_ONE, hack/e2e.sh).
+aio=${FLUX_ALL_IN_ONE:-flux}
 user="--as=alice --as-group=policies-l4-testers --as-group=system:authenticated"
 trusted="--as=system:serviceaccount:$flux:$aio --as-group=system:serviceaccounts:$flux --as-group=policies-l4-testers"
 nslabels="--as=system:serviceaccount:cozy-system:cozystack-ns-labels --as-group=system:serviceaccounts --as-group=system:serviceaccounts:cozy-system --as-group=system:authenticated"
