@@ -7,6 +7,9 @@
 # system:serviceaccounts:<namespace>, system:authenticated), and the tenant
 # beside them.
 #
+#   FLUX_ALL_IN_ONE     the ServiceAccount of Cozystack's all-in-one Flux
+#                       (default flux; a stock Flux has none, and hack/e2e.sh
+#                       names helm-controller there, as the policies do)
 #   FLUX_NAMESPACE      where Flux runs (default cozy-fluxcd), and with it
 #                       the flux shard operator (upstream installs it in
 #                       Flux's namespace); the backup strategy controller and
@@ -20,7 +23,7 @@ FLUX_NS=${FLUX_NAMESPACE:-cozy-fluxcd}
 # sa NAMESPACE NAME: kubectl arguments impersonating that ServiceAccount.
 sa() { echo "--as=system:serviceaccount:$1:$2 --as-group=system:serviceaccounts --as-group=system:serviceaccounts:$1 --as-group=system:authenticated"; }
 # shellcheck disable=SC2207
-flux=($(sa "$FLUX_NS" flux))
+flux=($(sa "$FLUX_NS" "${FLUX_ALL_IN_ONE:-flux}"))
 # shellcheck disable=SC2207
 helmctl=($(sa "$FLUX_NS" helm-controller))
 # shellcheck disable=SC2207
@@ -70,7 +73,7 @@ setup() {
     kubectl -n "$n" create rolebinding tenant-admin --clusterrole=admin --serviceaccount="$n:tenant-admin" >/dev/null
   done
   kubectl create clusterrolebinding "e2e-actors-flux-$1-${NAMESPACE#chainsaw-}" --clusterrole=e2e-actors-helm-controller \
-    --serviceaccount="$FLUX_NS:flux" --serviceaccount="$FLUX_NS:helm-controller" >/dev/null
+    --serviceaccount="$FLUX_NS:${FLUX_ALL_IN_ONE:-flux}" --serviceaccount="$FLUX_NS:helm-controller" >/dev/null
   printf 'apiVersion: apps.cozystack.io/v1alpha1\nkind: E2eActApp\nmetadata: {name: web}\nspec: {}\n' | kubectl -n "$c" create -f - >/dev/null
   # shellcheck disable=SC2207
   local tenant=($(sa "$c" tenant-admin))

@@ -76,7 +76,7 @@ refused)
     kubectl "${helmctl[@]}" create --dry-run=server -f -
   # outside tenant namespaces (upstream writes application HelmReleases only there)
   can yes helmctl create helmreleases.helm.toolkit.fluxcd.io "$NAMESPACE"
-  fixture etcd.yaml "$NAMESPACE" "$rel" "$p" | $a deny $B "HelmRelease $NAMESPACE/etcd (Etcd/etcd of apps.cozystack.io) is rendered by the Helm release $p/$rel, which Flux applies from a platform chart, and only Flux writes it: CREATE by system:serviceaccount:$FLUX_NS:flux is refused $hint" -- \
+  fixture etcd.yaml "$NAMESPACE" "$rel" "$p" | $a deny $B "HelmRelease $NAMESPACE/etcd (Etcd/etcd of apps.cozystack.io) is rendered by the Helm release $p/$rel, which Flux applies from a platform chart, and only Flux writes it: CREATE by system:serviceaccount:$FLUX_NS:${FLUX_ALL_IN_ONE:-flux} is refused $hint" -- \
     kubectl "${flux[@]}" create --dry-run=server -f -
   # the helm backend's HelmRelease of an instance: not through a chart, not even with Helm's marks
   uid=$(kubectl -n "$c" get e2eactapp web -o jsonpath='{.metadata.uid}')

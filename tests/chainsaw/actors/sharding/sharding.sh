@@ -13,7 +13,7 @@ source ../actors.sh
 ns shd
 relabel() { echo "{\"metadata\":{\"labels\":{\"sharding.fluxcd.io/key\":\"$1\"}}}"; }
 hint="(the flux shard operator changes only the label sharding.fluxcd.io/key, already set, to shard<i>, in tenant-* namespaces)"
-S=system:serviceaccount:cozy-fluxcd:flux-shard-operator
+S=system:serviceaccount:$FLUX_NS:flux-shard-operator
 
 case "$1" in
 setup)
