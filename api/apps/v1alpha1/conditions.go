@@ -27,6 +27,29 @@ const (
 	// one that was resumed read the same; the ReasonResumed event records a
 	// resumption by the annotation.
 	ConditionSuspended = "Suspended"
+	// ConditionWorkloadsReady (positive) reports the WorkloadMonitors
+	// (cozystack.io/v1alpha1) labelled with the instance's kind, group and
+	// name, as upstream Cozystack's API reports them on an application: in
+	// the instance's namespace, or for a Tenant in the tenant's own
+	// namespace (TenantNamespace). True, reason ReasonWorkloadMonitorCheck,
+	// when every monitor's status.operational is true; False, same reason,
+	// when any is false (a failure wins over a monitor not yet reconciled);
+	// Unknown, reason ReasonWorkloadsPending, while any has no
+	// status.operational yet. It is absent when no monitor is labelled for
+	// the instance. Ready does not follow it: Ready mirrors the backing
+	// object only, as upstream's does. The decision is
+	// pkg/instance/workloads.go, WorkloadsReady.
+	ConditionWorkloadsReady = "WorkloadsReady"
+)
+
+// Reasons of ConditionWorkloadsReady, upstream Cozystack's own.
+const (
+	// ReasonWorkloadMonitorCheck: WorkloadsReady is True or False from the
+	// monitors' status.operational.
+	ReasonWorkloadMonitorCheck = "WorkloadMonitorCheck"
+	// ReasonWorkloadsPending: a monitor has no status.operational yet (its
+	// controller has not reconciled it).
+	ReasonWorkloadsPending = "Pending"
 )
 
 // Reasons of instance conditions set by our controllers (a mirrored Ready
