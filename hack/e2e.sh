@@ -84,8 +84,10 @@ done < <(find "${SUITE}" -name chainsaw-test.yaml | sort)
 # chainsaw over DIRs, report in .cache/REPORT.json.
 run() {
   local report=$1 controllers=$2; shift 2
-  rm -rf "${E2E}"
+  # A fresh state directory; with E2E_DIR the reports land there too, and
+  # the reports of this invocation's earlier runs stay.
   mkdir -p "${E2E}"
+  find "${E2E}" -mindepth 1 -maxdepth 1 ! -name 'chainsaw-report*.json' -exec rm -rf {} +
   # run is called as `run ... || status=$?`, where bash ignores set -e: each
   # setup step is checked, so a policy the API server refuses fails the run.
   local failed=""
