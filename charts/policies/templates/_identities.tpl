@@ -25,7 +25,7 @@ longer name. .Values.identities, overridden by
 {{- fail (printf "identities.%s %q is not a namespace name" $what (toString $v)) }}
 {{- end }}
 {{- end }}
-{{- range $what, $v := dict "flux.allInOne" $f.allInOne "flux.helmController" $f.helmController "flux.kustomizeController" $f.kustomizeController "flux.shardOperator" $f.shardOperator "tofuController.serviceAccount" $t.serviceAccount "certManager.serviceAccount" $cm.serviceAccount "operator.serviceAccount" $op.serviceAccount "controllers.helm" $c.helm "controllers.terraform" $c.terraform "controllers.appdef" $c.appdef "controllers.gatewayListeners" $c.gatewayListeners "controllers.gatewayCerts" $c.gatewayCerts "controllers.nsLabels" $c.nsLabels "controllers.routeConflicts" $c.routeConflicts "backupStrategy.serviceAccount" $b.serviceAccount }}
+{{- range $what, $v := dict "flux.allInOne" $f.allInOne "flux.helmController" $f.helmController "flux.kustomizeController" $f.kustomizeController "flux.shardOperator" $f.shardOperator "tofuController.serviceAccount" $t.serviceAccount "certManager.serviceAccount" $cm.serviceAccount "operator.serviceAccount" $op.serviceAccount "controllers.helm" $c.helm "controllers.terraform" $c.terraform "controllers.appdef" $c.appdef "controllers.gatewayListeners" $c.gatewayListeners "controllers.gatewayCerts" $c.gatewayCerts "controllers.nsLabels" $c.nsLabels "controllers.lineage" $c.lineage "controllers.routeConflicts" $c.routeConflicts "backupStrategy.serviceAccount" $b.serviceAccount }}
 {{- if not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" (toString $v)) }}
 {{- fail (printf "identities.%s %q is not a ServiceAccount name" $what (toString $v)) }}
 {{- end }}
@@ -45,6 +45,7 @@ longer name. .Values.identities, overridden by
   (list "'system:serviceaccount:cozy-system:cozystack-gateway-listeners'" (printf $u $c.namespace $c.gatewayListeners))
   (list "'system:serviceaccount:cozy-system:cozystack-gateway-certs'" (printf $u $c.namespace $c.gatewayCerts))
   (list "'system:serviceaccount:cozy-system:cozystack-ns-labels'" (printf $u $c.namespace $c.nsLabels))
+  (list "'system:serviceaccount:cozy-system:cozystack-lineage'" (printf $u $c.namespace $c.lineage))
   (list "'system:serviceaccount:cozy-system:cozystack-route-conflicts'" (printf $u $c.namespace $c.routeConflicts))
   (list "'system:serviceaccount:cozy-backup-controller:backupstrategy-controller'" (printf $u $b.namespace $b.serviceAccount))
   (list "'system:serviceaccount:cozy-system:'" (printf "'system:serviceaccount:%s:'" $op.namespace))

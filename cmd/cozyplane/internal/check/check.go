@@ -103,6 +103,7 @@ var RequiredPolicies = []string{
 	"cozyplane-ingress-hostname-policy",
 	"cozyplane-instance-orphan-policy",
 	"cozyplane-instance-status-policy",
+	"cozyplane-lineage-identity-policy",
 	"cozyplane-namespace-host-label-policy",
 	"cozyplane-ns-labels-identity-policy",
 	"cozyplane-quota-identity-policy",
