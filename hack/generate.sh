@@ -18,6 +18,9 @@ GOWORK=off controller-gen crd "${ours[@]}" output:crd:dir=./crds
 # The mirror embeds core/v1 pod types; their descriptions would make the CRD
 # larger than it needs to be for a test fixture.
 GOWORK=off controller-gen crd:maxDescLen=0 paths=./tofu/... output:crd:dir=./crds
+# The mirror of upstream Cozystack's WorkloadMonitor, which tests install in
+# place of upstream's own CRD.
+GOWORK=off controller-gen crd paths=./workloadmonitor/... output:crd:dir=./crds
 
 # Typed Go per kind for the example definitions and the generator's test kinds.
 "${ROOT}/gen/generate.sh" "${TREE}"

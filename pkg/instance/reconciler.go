@@ -66,6 +66,8 @@ type Reconciler struct {
 	uncached   sync.Map
 	releasedMu sync.Mutex
 	released   map[schema.GroupVersionKind]string
+	// monitors: WorkloadMonitors are served and watched (workloads.go).
+	monitors bool
 }
 
 // Reconcile brings one instance's backing object to its desired state and
@@ -111,6 +113,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 	r.summarize(def, inst, t.result, t.external, rerr, &status)
+	if err := r.projectUpstreamView(ctx, inst, &status); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.writeStatus(ctx, inst, old, &status); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -75,6 +75,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.watches.Watch(r.Backend.TargetGVK(), dynamicwatch.Options{Map: mapTarget, Filter: hasApplicationLabels}); err != nil {
 		return fmt.Errorf("watching %s (is its CRD installed?): %w", r.Backend.TargetGVK().Kind, err)
 	}
+	if err := r.watchMonitors(mgr); err != nil {
+		return fmt.Errorf("watching WorkloadMonitors: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Name + "-definitions").
 		For(&cozyv1alpha1.ApplicationDefinition{}).

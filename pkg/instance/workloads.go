@@ -3,18 +3,23 @@ package instance
 // What upstream Cozystack's API shows on an application beside its backing
 // object's conditions: the WorkloadsReady condition from the application's
 // WorkloadMonitors, a Tenant's namespace, and the version its table prints.
-// Pure functions; the facts are those of upstream's
-// pkg/registry/apps/application/rest.go.
+// The facts are those of upstream's pkg/registry/apps/application/rest.go.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 )
 
 // WorkloadMonitorGVK is upstream Cozystack's WorkloadMonitor: its controller
@@ -115,4 +120,76 @@ func VersionColumn(version string) string {
 		return version[i+1:]
 	}
 	return version
+}
+
+// watchMonitors watches the WorkloadMonitors labelled for instances, when
+// their CRD is served: upstream Cozystack installs it; a cluster without it
+// gets no WorkloadsReady condition. The CRD must be there when the
+// controller starts (a restart picks up one installed later).
+func (r *Reconciler) watchMonitors(mgr ctrl.Manager) error {
+	_, err := mgr.GetRESTMapper().RESTMapping(WorkloadMonitorGVK.GroupKind(), WorkloadMonitorGVK.Version)
+	if meta.IsNoMatchError(err) {
+		mgr.GetLogger().Info("WorkloadMonitors are not served: instances get no WorkloadsReady condition", "kind", WorkloadMonitorGVK.String())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.watches.Watch(WorkloadMonitorGVK, dynamicwatch.Options{Map: mapMonitor, Filter: hasApplicationLabels}); err != nil {
+		return err
+	}
+	r.monitors = true
+	return nil
+}
+
+// mapMonitor names the instance a WorkloadMonitor is labelled for: in the
+// monitor's namespace, or for a Tenant the namespace TenantNamespace maps to
+// the monitor's (the reconcile checks the mapping again).
+func mapMonitor(o client.Object) []dynamicwatch.Request {
+	l := o.GetLabels()
+	kind, name, ns := l[appsv1alpha1.LabelApplicationKind], l[appsv1alpha1.LabelApplicationName], o.GetNamespace()
+	if kind == "Tenant" {
+		switch {
+		case ns == TenantNamespace("tenant-root", name):
+			ns = "tenant-root"
+		case strings.HasSuffix(ns, "-"+name):
+			ns = strings.TrimSuffix(ns, "-"+name)
+		default:
+			return nil
+		}
+	}
+	return []dynamicwatch.Request{{
+		GVK:            appsv1alpha1.GroupVersion.WithKind(kind),
+		NamespacedName: types.NamespacedName{Namespace: ns, Name: name},
+	}}
+}
+
+// projectUpstreamView adds to status what upstream Cozystack's API shows
+// beside the backing object's conditions: WorkloadsReady from the
+// instance's WorkloadMonitors (when they are watched) and a Tenant's
+// namespace.
+func (r *Reconciler) projectUpstreamView(ctx context.Context, inst *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus) error {
+	kind, ns, name := inst.GetKind(), inst.GetNamespace(), inst.GetName()
+	if kind == "Tenant" {
+		status.Namespace = TenantNamespace(ns, name)
+	}
+	if !r.monitors {
+		return nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(WorkloadMonitorGVK.GroupVersion().WithKind(WorkloadMonitorGVK.Kind + "List"))
+	if err := r.Client.List(ctx, list, client.InNamespace(WorkloadsNamespace(kind, ns, name)), client.MatchingLabels(WorkloadMonitorLabels(kind, name))); err != nil {
+		return err
+	}
+	operational := make([]*bool, 0, len(list.Items))
+	for i := range list.Items {
+		operational = append(operational, MonitorOperational(&list.Items[i]))
+	}
+	c := WorkloadsReady(operational, inst.GetGeneration())
+	if c == nil {
+		meta.RemoveStatusCondition(&status.Conditions, appsv1alpha1.ConditionWorkloadsReady)
+		return nil
+	}
+	meta.SetStatusCondition(&status.Conditions, *c)
+	return nil
 }

@@ -105,3 +105,36 @@ func TestVersionColumn(t *testing.T) {
 		}
 	}
 }
+
+func TestMapMonitor(t *testing.T) {
+	for _, tc := range []struct {
+		name, ns, kind, app string
+		want                string // namespace/name of the instance; "" for none
+	}{
+		{"beside the instance", "tenant-a", "Postgres", "db", "tenant-a/db"},
+		{"root tenant", "tenant-root", "Tenant", "root", "tenant-root/root"},
+		{"a tenant of the root", "tenant-a", "Tenant", "a", "tenant-root/a"},
+		{"a nested tenant", "tenant-a-b", "Tenant", "b", "tenant-a/b"},
+		{"beside a Tenant, not in its namespace", "tenant-a", "Tenant", "b", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &unstructured.Unstructured{Object: map[string]any{}}
+			m.SetNamespace(tc.ns)
+			m.SetLabels(WorkloadMonitorLabels(tc.kind, tc.app))
+			reqs := mapMonitor(m)
+			if tc.want == "" {
+				if len(reqs) != 0 {
+					t.Fatalf("got %v, want none", reqs)
+				}
+				return
+			}
+			if len(reqs) != 1 || reqs[0].NamespacedName.String() != tc.want || reqs[0].GVK.Kind != tc.kind {
+				t.Fatalf("got %v, want %s %s", reqs, tc.kind, tc.want)
+			}
+			// The mapping is the inverse of where the instance reads its monitors.
+			if WorkloadsNamespace(tc.kind, reqs[0].Namespace, reqs[0].Name) != tc.ns {
+				t.Fatalf("%s reads its monitors elsewhere than %s", tc.want, tc.ns)
+			}
+		})
+	}
+}

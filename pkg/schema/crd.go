@@ -273,7 +273,8 @@ func statusSchema() apiextensionsv1.JSONSchemaProps {
 				XListMapKeys: []string{"type"},
 				Items:        &apiextensionsv1.JSONSchemaPropsOrArray{Schema: conditionSchema()},
 			},
-			"version": str("Version is the chart version (Helm) or source revision (Terraform) the backend last attempted."),
+			"version":   str("Version is the chart version (Helm) or source revision (Terraform) the backend last attempted."),
+			"namespace": str("Namespace is, on a Tenant, the namespace the tenant owns (tenant-root for the root tenant, tenant-<name> below it, <namespace>-<name> further down), as upstream Cozystack computes it."),
 			"backend": {
 				Type:        "object",
 				Description: "Backend holds the details a backend projects from its backing object.",

@@ -21,6 +21,12 @@ type ApplicationStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
+	// Namespace is, on a Tenant, the namespace the tenant owns (tenant-root
+	// for the root tenant, tenant-<name> below it, <namespace>-<name>
+	// further down), as upstream Cozystack computes it.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
 	// Backend holds per-backend details.
 	// +optional
 	Backend *BackendStatus `json:"backend,omitempty"`
