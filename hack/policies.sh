@@ -41,13 +41,22 @@ rm -f "${chart}"/files/*.yaml
 cp "${ROOT}"/policies/*.yaml "${chart}/files/"
 # MutatingAdmissionPolicy v1 is served from Kubernetes 1.36 on; the chart
 # renders l5-route-port443.yaml only where it is (helm template reads no
-# cluster, so it is told).
-if kubectl api-resources --api-group=admissionregistration.k8s.io -o name 2>/dev/null | grep -qx mutatingadmissionpolicies.admissionregistration.k8s.io &&
-  kubectl get mutatingadmissionpolicies.v1.admissionregistration.k8s.io >/dev/null 2>&1; then
+# cluster, so it is told). The server's version decides, not discovery: a
+# freshly started API server may not list the kind yet, and a policy left out
+# for that reason would be a silent hole. Where the version says it is served,
+# wait until it answers.
+minor=$(kubectl version -o json 2>/dev/null | sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | tail -1)
+[[ -n "${minor}" ]] || die "cannot read the API server's version"
+if (( minor >= 36 )); then
+  for i in $(seq 1 150); do
+    kubectl get mutatingadmissionpolicies.v1.admissionregistration.k8s.io >/dev/null 2>&1 && break
+    (( i == 150 )) && die "the API server (1.${minor}) does not serve MutatingAdmissionPolicy v1 after 30s"
+    sleep 0.2
+  done
   MUTATING=yes values+=(--api-versions admissionregistration.k8s.io/v1/MutatingAdmissionPolicy)
 else
   MUTATING=no
-  log "the API server serves no MutatingAdmissionPolicy v1: cozyplane-route-port443-policy left out"
+  log "the API server (1.${minor}) serves no MutatingAdmissionPolicy v1: cozyplane-route-port443-policy left out"
 fi
 helm template cozyplane-policies "${chart}" --namespace cozy-system "${values[@]}" > "${DIR}/policies.yaml" ||
   { rm -rf "${chart}"; die "the policies chart does not render${POLICY_VALUES:+ with ${POLICY_VALUES}}"; }
