@@ -261,6 +261,12 @@ func Project(tf *tfv1alpha2.Terraform, approval string, h conditions.Holder, sta
 		be.PendingApproval = true
 		be.PendingPlan = st.Plan.Pending
 	}
+	if be.PendingApproval {
+		reason, msg := PendingPlanSummary(tf, be.PendingPlan)
+		conditions.Set(h, ConditionPendingPlan, metav1.ConditionTrue, reason, msg)
+	} else {
+		conditions.Delete(h, ConditionPendingPlan)
+	}
 
 	switch {
 	case approval == "":

@@ -100,7 +100,11 @@ terraform)
     kubectl -n "$p" "$(sa $T)" create serviceaccount id-runner --dry-run=server
   kubectl delete namespace "$p" --wait=false >/dev/null
   rbac no "$T" create helmreleases.helm.toolkit.fluxcd.io "$ns"
-  rbac no "$T" update secrets "$ns"
+  # RBAC lets it update Secrets (the outputs copies, tests/chainsaw/tenant-view/terraform-outputs);
+  # the policy refuses it any other.
+  rbac yes "$T" update secrets "$ns"
+  printf 'apiVersion: v1\nkind: Secret\nmetadata: {name: id-probe}\nstringData: {a: b}\n' |
+    $a deny cozyplane-terraform-identity-policy "writes only the outputs copies of Terraform instances" -- kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
   ;;
 flux)
   # Flux's helm-controller (Cozystack's all-in-one Flux runs as cozy-fluxcd:flux;

@@ -41,9 +41,13 @@ terraform)
   # may
   ./check.sh true delete infra.contrib.fluxcd.io terraforms "" tenant-x cozystack-terraform
   ./check.sh true patch apps.cozystack.io vpcs "" tenant-x cozystack-terraform
+  # Secrets one by one, for the outputs copies (cozyplane-terraform-identity-policy limits the writes)
+  ./check.sh true get "" secrets "" tenant-x cozystack-terraform
   # may not
   ./check.sh false create helm.toolkit.fluxcd.io helmreleases "" tenant-x cozystack-terraform
-  ./check.sh false get "" secrets "" tenant-x cozystack-terraform
+  ./check.sh false list "" secrets "" tenant-x cozystack-terraform
+  ./check.sh false watch "" secrets "" tenant-x cozystack-terraform
+  ./check.sh false patch "" secrets "" tenant-x cozystack-terraform
   ;;
 gateway-listeners)
   # may

@@ -1,0 +1,164 @@
+package tfbackend
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
+	"github.com/cozyplane/cozyplane/pkg/instance"
+)
+
+// OutputsResync is how often an instance's outputs copy is compared with
+// tofu-controller's Secret when the Terraform object does not change.
+const OutputsResync = 5 * time.Minute
+
+// TenantNamespacePrefix: outputs are copied only into tenant namespaces.
+const TenantNamespacePrefix = "tenant-"
+
+// OutputsReconciler keeps the tenant's copy of each Terraform instance's
+// outputs (outputs.go). It runs on every change of a Terraform object
+// (metadata only: tofu-controller updates the status whenever it writes
+// outputs) and every OutputsResync; Secrets are read from the API server one
+// by one, never cached.
+type OutputsReconciler struct {
+	// Name is the field manager and event source.
+	Name     string
+	Client   client.Client // definitions and Terraform metadata (cache)
+	Reader   client.Reader // instances and Secrets (API server)
+	Recorder events.EventRecorder
+}
+
+// SetupWithManager registers the controller.
+func (r *OutputsReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	tf := &metav1.PartialObjectMetadata{}
+	tf.SetGroupVersionKind(tfv1alpha2.GroupVersion.WithKind(tfv1alpha2.TerraformKind))
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(r.Name+"-outputs").
+		For(tf, builder.OnlyMetadata).
+		Complete(r)
+}
+
+// Reconcile copies the outputs of the instance of one Terraform object.
+func (r *OutputsReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	tf := &metav1.PartialObjectMetadata{}
+	tf.SetGroupVersionKind(tfv1alpha2.GroupVersion.WithKind(tfv1alpha2.TerraformKind))
+	if err := r.Client.Get(ctx, req.NamespacedName, tf); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ref, ok := InstanceOf(tf)
+	if !ok || !strings.HasPrefix(ref.Namespace, TenantNamespacePrefix) {
+		return ctrl.Result{}, nil
+	}
+	inst := &unstructured.Unstructured{}
+	inst.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind(ref.Kind))
+	if err := r.Reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, inst); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if string(inst.GetUID()) != ref.UID || !inst.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil // another instance of that name, or going: its copy goes with it
+	}
+	def, err := r.definition(ctx, ref.Kind)
+	if err != nil || def == nil {
+		return ctrl.Result{}, err
+	}
+	name, err := OutputsSecretName(def, inst)
+	if err != nil || name == "" {
+		return ctrl.Result{}, nil // the instance reconciler reports a bad name; no outputs Secret
+	}
+	src, err := r.secret(ctx, tf.Namespace, name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	desired, err := TenantOutputsSecret(def, inst, src)
+	if err != nil {
+		return ctrl.Result{}, nil
+	}
+	existing, err := r.secret(ctx, inst.GetNamespace(), name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	action, msg := OutputsWrite(inst, desired, existing)
+	switch action {
+	case OutputsApply:
+		if existing == nil {
+			err = r.Client.Create(ctx, desired, client.FieldOwner(r.Name))
+		} else {
+			desired.ResourceVersion = existing.ResourceVersion
+			err = r.Client.Update(ctx, desired, client.FieldOwner(r.Name))
+		}
+		if err == nil {
+			log.FromContext(ctx).Info("outputs copied", "secret", inst.GetNamespace()+"/"+name)
+		}
+	case OutputsDelete:
+		uid := existing.UID
+		err = client.IgnoreNotFound(r.Client.Delete(ctx, existing, client.Preconditions{UID: &uid}))
+	case OutputsRefuse:
+		r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, "OutputsNotCopied", "CopyOutputs", "%s", msg)
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("outputs Secret %s/%s: %w", inst.GetNamespace(), name, err)
+	}
+	return ctrl.Result{RequeueAfter: OutputsResync}, nil
+}
+
+// InstanceRef names the instance a Terraform object belongs to.
+type InstanceRef struct{ Kind, Namespace, Name, UID string }
+
+// InstanceOf reads a Terraform object's instance from the labels the
+// instance reconciler writes (the application labels and, for an object in a
+// platform namespace, the instance's namespace and UID). Pure.
+func InstanceOf(tf client.Object) (InstanceRef, bool) {
+	l := tf.GetLabels()
+	ref := InstanceRef{
+		Kind: l[appsv1alpha1.LabelApplicationKind], Name: l[appsv1alpha1.LabelApplicationName],
+		Namespace: l[appsv1alpha1.LabelApplicationNamespace], UID: l[appsv1alpha1.LabelApplicationUID],
+	}
+	ok := l[appsv1alpha1.LabelApplicationGroup] == appsv1alpha1.GroupVersion.Group &&
+		ref.Kind != "" && ref.Name != "" && ref.Namespace != "" && ref.UID != ""
+	return ref, ok
+}
+
+// definition is the Terraform-backed definition serving kind, or nil.
+func (r *OutputsReconciler) definition(ctx context.Context, kind string) (*instance.Definition, error) {
+	var list cozyv1alpha1.ApplicationDefinitionList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if list.Items[i].Spec.Application.Kind != kind {
+			continue
+		}
+		def, err := instance.Resolve(&list.Items[i])
+		if err != nil || def.Backend.Terraform == nil {
+			return nil, nil
+		}
+		return def, nil
+	}
+	return nil, nil
+}
+
+func (r *OutputsReconciler) secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	s := &corev1.Secret{}
+	if err := r.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# A Terraform instance's outputs and pending plan, as its tenant sees them,
+# one case per chainsaw step: outputs.sh CASE. The suite plays tofu-controller
+# as its identity (TOFU_NAMESPACE:tofu-controller), writing what it writes in
+# the platform namespace: the Terraform status and the outputs Secret.
+#
+#   t     the tenant namespace (tenant-to-<test id>)
+#   p     its platform namespace cozy-tf-<t>, where the Terraform objects live
+#   tina  the tenant: reads Secrets and E2eTfOut instances of t, approves plans
+set -euo pipefail
+cd "$(dirname "$0")"
+t=tenant-to-${NAMESPACE#chainsaw-}
+p=cozy-tf-$t
+a=../../_scripts/admission.sh
+P=cozyplane-terraform-identity-policy
+tofu="--as=system:serviceaccount:${TOFU_NAMESPACE:-cozy-fluxcd}:tofu-controller"
+tf="--as=system:serviceaccount:cozy-system:cozystack-terraform"
+tina="--as=tina --as-group=system:authenticated"
+# wait_for WHAT CMD...: retries CMD for 60 s, fails saying WHAT did not happen.
+wait_for() {
+  local what=$1; shift
+  for _ in $(seq 1 120); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+  echo "timed out waiting until ${what}"; return 1
+}
+# tenant ARGS...: kubectl as tina in t.
+tenant() {
+  # shellcheck disable=SC2086
+  kubectl -n "$t" $tina "$@"
+}
+# status TF JSON: tofu-controller writes the Terraform's status (merge patch).
+status() {
+  # shellcheck disable=SC2086
+  kubectl -n "$p" $tofu patch terraform "$1" --subresource=status --type=merge -p "$2" >/dev/null
+}
+now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+gen() { kubectl -n "$p" get terraform "$1" -o jsonpath='{.metadata.generation}'; }
+# outputs NAME ENDPOINT PASSWORD: tofu-controller writes the outputs Secret.
+outputs() {
+  # shellcheck disable=SC2086
+  kubectl -n "$p" create secret generic "$1" --from-literal=endpoint="$2" --from-literal=password="$3" \
+    --from-literal=internal_id=i-0abc --dry-run=client -o yaml | kubectl -n "$p" $tofu apply --server-side --field-manager=tofu -f - >/dev/null
+}
+# applied TF REV: tofu-controller reports an apply of REV with the outputs written.
+applied() {
+  status "$1" "{\"status\":{\"observedGeneration\":$(gen "$1"),\"lastAppliedRevision\":\"$2\",\"availableOutputs\":[\"endpoint\",\"internal_id\",\"password\"],
+    \"plan\":{\"pending\":\"\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"TerraformOutputsWritten\",\"message\":\"Outputs written: $2\",\"lastTransitionTime\":\"$(now)\"}]}}"
+}
+secret_value() { # secret_value NAME KEY: as the tenant
+  tenant get secret "$1" -o jsonpath="{.data.$2}" | base64 -d
+}
+has_value() { [[ "$(secret_value "$1" "$2")" == "$3" ]]; }
+pending_reason() { # pending_reason NAME REASON: the PendingPlan condition's reason, as the tenant reads it ("" when none)
+  [[ "$(tenant get e2etfout "$1" -o jsonpath='{.status.conditions[?(@.type=="PendingPlan")].reason}')" == "$2" ]]
+}
+approved() { [[ "$(kubectl -n "$p" get terraform "$1" -o jsonpath='{.spec.approvePlan}')" == "$2" ]]; }
+gone() { ! kubectl -n "$t" get secret "$1" >/dev/null 2>&1; }
+not_copied() { # not_copied INSTANCE: an event on it says its outputs were not copied
+  kubectl -n "$t" get events -o json | jq -e --arg i "$1" --arg m "Secret $t/$1-outputs exists and is not controlled by E2eTfOut $1" \
+    '.items[] | select(.reason == "OutputsNotCopied" and .involvedObject.name == $i and (.message | contains($m)))'
+}
+
+case "$1" in
+setup)
+  kubectl create namespace "$t" >/dev/null
+  kubectl -n "$t" create role tenant --verb=get,list,watch --resource=secrets,e2etfouts.apps.cozystack.io >/dev/null
+  kubectl -n "$t" create role tenant-approve --verb=patch,update --resource=e2etfouts.apps.cozystack.io >/dev/null
+  kubectl -n "$t" create rolebinding tenant --role=tenant --user=tina >/dev/null
+  kubectl -n "$t" create rolebinding tenant-approve --role=tenant-approve --user=tina >/dev/null
+  kubectl -n "$t" apply -f - >/dev/null <<YAML
+apiVersion: apps.cozystack.io/v1alpha1
+kind: E2eTfOut
+metadata: {name: db}
+spec: {size: small}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: E2eTfOut
+metadata: {name: taken}
+spec: {size: small}
+YAML
+  wait_for "Terraform $p/out-db exists" kubectl -n "$p" get terraform out-db
+  wait_for "Terraform $p/out-taken exists" kubectl -n "$p" get terraform out-taken
+  # tofu-controller's rights in the platform namespace, as its own ClusterRole grants them.
+  kubectl -n "$p" create role tofu --verb=get,list,watch,create,update,patch --resource=secrets,terraforms.infra.contrib.fluxcd.io,terraforms.infra.contrib.fluxcd.io/status >/dev/null
+  kubectl -n "$p" create rolebinding tofu --role=tofu --serviceaccount="${TOFU_NAMESPACE:-cozy-fluxcd}:tofu-controller" >/dev/null
+  # The tenant reads neither the Terraform objects nor the platform namespace's Secrets.
+  # shellcheck disable=SC2086
+  [[ "$(kubectl auth can-i get secrets -n "$p" $tina || true)" == no ]] || { echo "the tenant may read Secrets of $p"; exit 1; }
+  # shellcheck disable=SC2086
+  [[ "$(kubectl auth can-i get terraforms.infra.contrib.fluxcd.io -n "$p" $tina || true)" == no ]] || { echo "the tenant may read Terraform objects"; exit 1; }
+  echo "the tenant reads neither Secrets nor Terraform objects of $p"
+  ;;
+plan)
+  # tofu-controller plans with changes; the plan waits for approval.
+  status out-db "{\"status\":{\"observedGeneration\":$(gen out-db),\"lastPlannedRevision\":\"main@sha1:6e1fb1aea8b7\",
+    \"plan\":{\"pending\":\"plan-main-6e1fb1aea8\"},
+    \"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated: set approvePlan: \\\"plan-main-6e1fb1aea8\\\" to approve this plan.\",\"lastTransitionTime\":\"$(now)\"},
+                     {\"type\":\"Plan\",\"status\":\"True\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated\",\"lastTransitionTime\":\"$(now)\"}]}}"
+  wait_for "the tenant reads the pending plan's summary" pending_reason db PlanChanges
+  msg=$(tenant get e2etfout db -o jsonpath='{.status.conditions[?(@.type=="PendingPlan")].reason} {.status.conditions[?(@.type=="PendingPlan")].message}')
+  echo "the tenant reads, before approving: ${msg}"
+  [[ "${msg}" == "PlanChanges plan plan-main-6e1fb1aea8 of main@sha1:6e1fb1aea8b7 creates, changes or destroys resources of the module; tofu-controller: Plan generated (TerraformPlannedWithChanges)" ]] ||
+    { echo "unexpected summary: ${msg}"; exit 1; }
+  # A destroy plan says so.
+  status out-taken "{\"status\":{\"observedGeneration\":$(gen out-taken),\"lastPlannedRevision\":\"main@sha1:6e1fb1aea8b7\",
+    \"plan\":{\"pending\":\"plan-main-6e1fb1aea8\",\"isDestroyPlan\":true},
+    \"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated\",\"lastTransitionTime\":\"$(now)\"}]}}"
+  wait_for "the tenant reads that the pending plan destroys" pending_reason taken PlanDestroys
+  echo "the tenant reads that the plan of taken destroys every resource"
+  # The tenant approves; the summary goes once nothing waits.
+  tenant annotate e2etfout db apps.cozystack.io/approve-plan=plan-main-6e1fb1aea8 >/dev/null
+  wait_for "the approval reaches the Terraform object" approved out-db plan-main-6e1fb1aea8
+  wait_for "the summary is gone once the plan is approved" pending_reason db ""
+  echo "approved; no plan waits"
+  ;;
+outputs)
+  outputs db-outputs db.internal:5432 first-password
+  applied out-db main@sha1:6e1fb1aea8b7
+  wait_for "the tenant reads the outputs in $t" has_value db-outputs endpoint db.internal:5432
+  has_value db-outputs password first-password
+  s=$(kubectl -n "$t" get secret db-outputs -o json)
+  uid=$(kubectl -n "$t" get e2etfout db -o jsonpath='{.metadata.uid}')
+  jq -e --arg uid "$uid" '
+    .metadata.labels["apps.cozystack.io/application.group"] == "apps.cozystack.io" and
+    .metadata.labels["apps.cozystack.io/application.kind"] == "E2eTfOut" and
+    .metadata.labels["apps.cozystack.io/application.name"] == "db" and
+    .metadata.labels["internal.cozystack.io/tenantresource"] == "true" and
+    (.metadata.ownerReferences | length == 1) and .metadata.ownerReferences[0].uid == $uid and .metadata.ownerReferences[0].controller == true and
+    (.data | keys) == ["endpoint", "password"]' <<<"$s" >/dev/null || { echo "unexpected copy: $s"; exit 1; }
+  echo "Secret $t/db-outputs: the two outputs the definition lists, the application labels, a tenant resource, controlled by the instance"
+  ;;
+follow)
+  # A new apply rewrites the outputs; the copy follows.
+  outputs db-outputs db.internal:5432 second-password
+  applied out-db main@sha1:0f2c3d4e5a6b
+  wait_for "the copy follows tofu-controller's Secret" has_value db-outputs password second-password
+  echo "the copy follows: password rotated"
+  # The tenant's own Secret of the instance's outputs name is not overwritten.
+  kubectl -n "$t" create secret generic taken-outputs --from-literal=endpoint=mine >/dev/null
+  outputs taken-outputs db2.internal:5432 p2
+  applied out-taken main@sha1:6e1fb1aea8b7
+  wait_for "an event says the outputs of taken were not copied" not_copied taken
+  has_value taken-outputs endpoint mine
+  [[ -z "$(kubectl -n "$t" get secret taken-outputs -o jsonpath='{.metadata.ownerReferences}')" ]] || { echo "taken-outputs was taken over"; exit 1; }
+  echo "the tenant's own Secret taken-outputs is left alone and the instance's events say why"
+  ;;
+identity)
+  # RBAC would let the terraform controller write any Secret; the policy lets it write only outputs copies.
+  # shellcheck disable=SC2086
+  for ns in "$t" kube-system; do
+    for v in create update delete; do
+      [[ "$(kubectl auth can-i "$v" secrets -n "$ns" $tf || true)" == yes ]] || { echo "RBAC: the terraform controller may not $v secrets in $ns"; exit 1; }
+    done
+  done
+  echo "RBAC: the terraform controller may create, update and delete every Secret"
+  uid=$(kubectl -n "$t" get e2etfout db -o jsonpath='{.metadata.uid}')
+  copy() { # copy NAMESPACE NAME [OWNER-KIND [LABEL-NAME]]
+    printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\n  namespace: %s\n  labels: {apps.cozystack.io/application.group: apps.cozystack.io, apps.cozystack.io/application.kind: E2eTfOut, apps.cozystack.io/application.name: %s}\n  ownerReferences: [{apiVersion: apps.cozystack.io/v1alpha1, kind: %s, name: db, uid: %s, controller: true}]\nstringData: {endpoint: x}\n' \
+      "$2" "$1" "${4:-db}" "${3:-E2eTfOut}" "$uid"
+  }
+  # shellcheck disable=SC2086
+  copy "$t" probe-outputs | $a allow -- kubectl $tf create --dry-run=server -f -
+  # shellcheck disable=SC2086
+  copy kube-system probe-outputs | $a deny $P "CREATE of Secret kube-system/probe-outputs is refused" -- kubectl $tf create --dry-run=server -f -
+  # shellcheck disable=SC2086
+  copy "$t" probe-outputs E2eTfOut other | $a deny $P "carrying its application labels; CREATE of Secret $t/probe-outputs is refused" -- kubectl $tf create --dry-run=server -f -
+  # shellcheck disable=SC2086
+  printf 'apiVersion: v1\nkind: Secret\nmetadata: {name: probe, namespace: %s}\nstringData: {a: b}\n' "$t" |
+    $a deny $P "Secrets in tenant-* namespaces controlled by an apps.cozystack.io instance" -- kubectl $tf create --dry-run=server -f -
+  # The tenant's own Secret: neither changed, nor taken over, nor deleted.
+  # (Updates, as the controller writes: its role grants update, not patch.)
+  relabel() { kubectl -n "$1" get secret "$2" -o json | jq '.metadata.labels.x = "y"'; }
+  # shellcheck disable=SC2086
+  relabel "$t" taken-outputs | $a deny $P "UPDATE of Secret $t/taken-outputs is refused" -- kubectl $tf replace --dry-run=server -f -
+  # shellcheck disable=SC2086
+  kubectl -n "$t" get secret taken-outputs -o json | jq --arg uid "$uid" '.metadata.labels = {"apps.cozystack.io/application.group": "apps.cozystack.io", "apps.cozystack.io/application.kind": "E2eTfOut", "apps.cozystack.io/application.name": "db"} | .metadata.ownerReferences = [{apiVersion: "apps.cozystack.io/v1alpha1", kind: "E2eTfOut", name: "db", uid: $uid, controller: true}]' |
+    $a deny $P "UPDATE of Secret $t/taken-outputs is refused" -- kubectl $tf replace --dry-run=server -f -
+  # shellcheck disable=SC2086
+  $a deny $P "DELETE of Secret $t/taken-outputs is refused" -- kubectl -n "$t" $tf delete secret taken-outputs --dry-run=server
+  # tofu-controller's Secret in the platform namespace is not its to write either.
+  # shellcheck disable=SC2086
+  relabel "$p" db-outputs | $a deny $P "UPDATE of Secret $p/db-outputs is refused" -- kubectl $tf replace --dry-run=server -f -
+  # Its own copy it updates and deletes.
+  # shellcheck disable=SC2086
+  relabel "$t" db-outputs | $a allow -- kubectl $tf replace --dry-run=server -f -
+  # shellcheck disable=SC2086
+  $a allow -- kubectl -n "$t" $tf delete secret db-outputs --dry-run=server
+  ;;
+delete)
+  kubectl -n "$t" delete e2etfout db --timeout=60s >/dev/null
+  wait_for "the copy goes with the instance" gone db-outputs
+  echo "Secret $t/db-outputs is gone with the instance"
+  ;;
+cleanup)
+  kubectl -n "$t" delete e2etfouts --all --timeout=60s --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete namespace "$t" "$p" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  ;;
+esac
