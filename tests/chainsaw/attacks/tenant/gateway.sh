@@ -92,16 +92,28 @@ port80)
   # listener or its port.
   route steal ", sectionName: http" | $a deny $P "would attach to the port-80 listener of Gateway pub in $t, which serves only the redirect to HTTPS and ACME challenges: add port: 443 (or the sectionName of an HTTPS listener)" -- "${K[@]}" create -f -
   route steal ", port: 80" | $a deny $P "port-80 listener" -- "${K[@]}" create -f -
-  # A parentRef naming neither is given port 443 (cozyplane-route-port443-policy)
-  # and never reaches port 80, on create as on an update that drops the port.
-  route steal "" | $a allow -- "${K[@]}" create -f -
-  [[ "$(admin get httproute steal -o jsonpath='{.spec.parentRefs[0].port}')" == 443 ]] || { echo "the unnamed parentRef was stored as $(admin get httproute steal -o jsonpath='{.spec.parentRefs[0]}')"; exit 1; }
+  # A parentRef naming neither is given port 443 (cozyplane-route-port443-policy,
+  # a MutatingAdmissionPolicy v1: Kubernetes 1.36 on) and never reaches port
+  # 80, on create as on an update that drops the port; where the API server
+  # serves no such policy, it is refused.
+  if kubectl get mutatingadmissionpolicies.admissionregistration.k8s.io cozyplane-route-port443-policy >/dev/null 2>&1; then mutating=yes; else mutating=no; fi
+  if [[ $mutating == yes ]]; then
+    route steal "" | $a allow -- "${K[@]}" create -f -
+    [[ "$(admin get httproute steal -o jsonpath='{.spec.parentRefs[0].port}')" == 443 ]] || { echo "the unnamed parentRef was stored as $(admin get httproute steal -o jsonpath='{.spec.parentRefs[0]}')"; exit 1; }
+  else
+    route steal "" | $a deny $P "port-80 listener" -- "${K[@]}" create -f -
+  fi
   # The legitimate use: the HTTPS listeners, by port or by name.
   route web ", port: 443" | $a allow -- "${K[@]}" create -f -
   route web-named ", sectionName: https-www-0e2f1bcc" | $a allow -- "${K[@]}" create -f -
-  $a allow -- "${K[@]}" patch httproute web --type=json -p '[{"op":"remove","path":"/spec/parentRefs/0/port"}]'
-  [[ "$(admin get httproute web -o jsonpath='{.spec.parentRefs[0].port}')" == 443 ]] || { echo "dropping the port left $(admin get httproute web -o jsonpath='{.spec.parentRefs[0]}')"; exit 1; }
-  echo "an unnamed parentRef is stored with port 443: steal and web name only the HTTPS listeners"
+  if [[ $mutating == yes ]]; then
+    $a allow -- "${K[@]}" patch httproute web --type=json -p '[{"op":"remove","path":"/spec/parentRefs/0/port"}]'
+    [[ "$(admin get httproute web -o jsonpath='{.spec.parentRefs[0].port}')" == 443 ]] || { echo "dropping the port left $(admin get httproute web -o jsonpath='{.spec.parentRefs[0]}')"; exit 1; }
+    echo "an unnamed parentRef is stored with port 443: steal and web name only the HTTPS listeners"
+  else
+    $a deny $P "port-80 listener" -- "${K[@]}" patch httproute web --type=json -p '[{"op":"remove","path":"/spec/parentRefs/0/port"}]'
+    echo "without the port-443 policy, dropping the port is refused"
+  fi
   # The redirect route gateway-listeners writes is the one route on port
   # 80, and other namespaces' routes never reach it.
   wait_for "the redirect route exists" admin get httproute pub-http-redirect

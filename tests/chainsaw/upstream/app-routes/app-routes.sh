@@ -27,6 +27,10 @@ can() { # can WHO... -- VERB RESOURCE: RBAC alone allows it
   echo "RBAC alone allows ${who[0]#--as=} to $1 $2 in $t"
 }
 routes() { sed "s/NAMESPACE/$t/" routes.yaml; }
+# cozyplane-route-port443-policy is a MutatingAdmissionPolicy v1, which API
+# servers serve from Kubernetes 1.36 on; hack/policies.sh leaves it out on
+# older ones, where a parentRef naming nothing stays refused (docs/install.md).
+mutating() { kubectl get mutatingadmissionpolicies.admissionregistration.k8s.io cozyplane-route-port443-policy >/dev/null 2>&1; }
 route() { # route NAME PARENTREF-FIELDS: a route to the Gateway cozystack
   printf 'apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s}\nspec:\n  parentRefs: [{name: cozystack%s}]\n  hostnames: [steal.upr.example.org]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n' "$1" "$2"
 }
@@ -41,6 +45,11 @@ upstream)
   can "${flux[@]}" -- create httproutes.gateway.networking.k8s.io
   # Without the mutating policy these are the routes the port-80 policy
   # refuses: a parentRef to the namespace's own Gateway, no sectionName, no port.
+  if ! mutating; then
+    routes | $a deny $P "port-80 listener" -- kubectl -n "$t" "${flux[@]}" create -f -
+    echo "this API server serves no MutatingAdmissionPolicy v1: upstream's routes are refused until they name port 443"
+    exit 0
+  fi
   routes | $a allow -- kubectl -n "$t" "${flux[@]}" create -f -
   for r in grafana alerta photos-ui harbor-registry; do
     got=$(admin get httproute "$r" -o json)
@@ -79,6 +88,11 @@ attack)
   route steal ", port: 80" | $a deny $P "port-80 listener" -- kubectl -n "$t" "${tenant[@]}" create -f -
   route steal ", sectionName: http, port: 80" | $a deny $P "port-80 listener" -- kubectl -n "$t" "${tenant[@]}" create -f -
   route steal ", sectionName: http" | $a deny $P "port-80 listener" -- kubectl -n "$t" "${flux[@]}" create -f -
+  if ! mutating; then
+    route web "" | $a deny $P "port-80 listener" -- kubectl -n "$t" "${tenant[@]}" create -f -
+    echo "this API server serves no MutatingAdmissionPolicy v1: a parentRef naming nothing is refused"
+    exit 0
+  fi
   # Named nothing: port 443, so the route never reaches port 80.
   route web "" | $a allow -- kubectl -n "$t" "${tenant[@]}" create -f -
   [[ "$(admin get httproute web -o jsonpath='{.spec.parentRefs[0].port}')" == 443 ]] || { echo "web: $(admin get httproute web -o jsonpath='{.spec.parentRefs}')"; exit 1; }
