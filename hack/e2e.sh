@@ -130,7 +130,8 @@ run() {
 
 # stock_pass: the scenarios of tests/chainsaw/stock-identities.list (one
 # directory a line, relative to tests/chainsaw; # comments; a directory
-# that does not exist is skipped) with a stock install's identities: those
+# that does not exist fails the run, so a renamed scenario cannot silently
+# drop out of the pass) with a stock install's identities: those
 # of single-controller suites on their own control plane with their
 # controllers, the others on one.
 stock_pass() {
@@ -141,7 +142,7 @@ stock_pass() {
     line=${line%%#*}; line=${line//[[:space:]]/}
     [[ -n "${line}" ]] || continue
     d="${SUITE}/${line%/}"
-    if [[ ! -d "${d}" ]]; then log "stock identities: ${line} does not exist, skipped"; continue; fi
+    [[ -d "${d}" ]] || die "tests/chainsaw/stock-identities.list names ${line}, which does not exist: fix the list"
     top="${SUITE}/${line%%/*}"
     if [[ -f "${top}/.controllers" ]]; then
       [[ -n "${single_dirs[${top}]:-}" ]] || single_tops+=("${top}")
