@@ -10,6 +10,7 @@ import (
 
 	"github.com/cozyplane/cozyplane/pkg/instance"
 	"github.com/cozyplane/cozyplane/pkg/lineage"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
 )
 
 // The tenant's copy of a Terraform instance's outputs.
@@ -130,9 +131,10 @@ func OutputsWrite(inst *unstructured.Unstructured, desired, existing *corev1.Sec
 	return OutputsKeep, ""
 }
 
+// controlledBy reports whether s's controller reference names inst: its
+// API group, kind, name and uid (ownership.Owner.Is).
 func controlledBy(s *corev1.Secret, inst *unstructured.Unstructured) bool {
-	ref := metav1.GetControllerOf(s)
-	return ref != nil && ref.UID == inst.GetUID() && ref.Kind == inst.GetKind() && ref.Name == inst.GetName()
+	return ownership.IsControlledBy(s, ownership.Owner{GVK: inst.GroupVersionKind(), Name: inst.GetName(), UID: string(inst.GetUID())})
 }
 
 // sameOutputs: the existing copy carries the desired data, type and every

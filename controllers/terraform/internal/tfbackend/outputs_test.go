@@ -168,6 +168,10 @@ func TestOutputsWrite(t *testing.T) {
 			existing: with(func(s *corev1.Secret) { s.OwnerReferences[0].UID = types.UID("00000000-0000-0000-0000-000000000000") }),
 		},
 		{
+			name: "the instance's uid under another API group", desired: desired, want: OutputsRefuse,
+			existing: with(func(s *corev1.Secret) { s.OwnerReferences[0].APIVersion = "evil.example.org/v1alpha1" }),
+		},
+		{
 			name: "owned but not as controller", desired: desired, want: OutputsRefuse,
 			existing: with(func(s *corev1.Secret) { s.OwnerReferences[0].Controller = nil }),
 		},
