@@ -8,10 +8,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
@@ -26,7 +28,8 @@ const Name = "cozystack-terraform"
 
 func main() {
 	runner := tfbackend.BindRunnerFlags(flag.CommandLine)
-	backend := tfbackend.Backend{Runner: runner}
+	access := tfbackend.BindOutputsAccessFlags(flag.CommandLine)
+	backend := tfbackend.Backend{Runner: runner, Outputs: access}
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{cozyv1alpha1.AddToScheme, tfv1alpha2.AddToScheme},
@@ -43,6 +46,14 @@ func main() {
 			return []manager.Customize{instance.CacheOptions(backend, shard...)}, nil
 		},
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
+			// Who the controller is, before anything binds it to a role.
+			c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+			if err != nil {
+				return err
+			}
+			if err := access.Identify(context.Background(), c); err != nil {
+				return err
+			}
 			r := &instance.Reconciler{
 				Name:      Name,
 				Backend:   backend,
@@ -56,6 +67,7 @@ func main() {
 			}
 			outputs := &tfbackend.OutputsReconciler{
 				Name: Name, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(Name),
+				Access: access,
 			}
 			return outputs.SetupWithManager(mgr)
 		},

@@ -57,6 +57,10 @@ type Backend struct {
 	// Runner names the runner ServiceAccount and ClusterRole of every
 	// platform namespace (runner.go); nil: tofu-controller's defaults.
 	Runner *Runner
+	// Outputs names the ClusterRoles the controller binds itself to for
+	// tofu-controller's outputs Secrets (access.go); nil, or no Subject:
+	// no RoleBinding is written.
+	Outputs *OutputsAccess
 }
 
 var (

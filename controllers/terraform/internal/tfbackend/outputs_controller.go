@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,8 +40,11 @@ type OutputsReconciler struct {
 	// Name is the field manager and event source.
 	Name     string
 	Client   client.Client // definitions and Terraform metadata (cache)
-	Reader   client.Reader // instances and Secrets (API server)
+	Reader   client.Reader // instances, Secrets and RoleBindings (API server)
 	Recorder events.EventRecorder
+	// Access gives the controller its rights on Secrets in the tenant
+	// namespace (access.go); nil: it holds them some other way.
+	Access *OutputsAccess
 }
 
 // SetupWithManager registers the controller.
@@ -87,6 +91,9 @@ func (r *OutputsReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	desired, err := TenantOutputsSecret(def, inst, src)
 	if err != nil {
 		return ctrl.Result{}, nil
+	}
+	if ok, err := r.ensureWriter(ctx, inst); !ok || err != nil {
+		return ctrl.Result{RequeueAfter: OutputsResync}, err
 	}
 	existing, err := r.secret(ctx, inst.GetNamespace(), name)
 	if err != nil {
@@ -150,6 +157,37 @@ func (r *OutputsReconciler) definition(ctx context.Context, kind string) (*insta
 		return def, nil
 	}
 	return nil, nil
+}
+
+// ensureWriter creates the RoleBinding that lets the controller write
+// outputs copies in inst's namespace when it is missing. A RoleBinding of
+// that name that does not grant it is left alone and reported on inst
+// (OutputsNotCopied, false); the copy waits until it is gone.
+func (r *OutputsReconciler) ensureWriter(ctx context.Context, inst *unstructured.Unstructured) (bool, error) {
+	want := r.Access.Binding(inst.GetNamespace(), r.Access.writerRole(), map[string]string{LabelManagedBy: ManagedBy})
+	if want == nil {
+		return true, nil
+	}
+	live := &rbacv1.RoleBinding{}
+	switch err := r.Reader.Get(ctx, client.ObjectKeyFromObject(want), live); {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return false, err
+	}
+	create, err := DecideBinding(live, want)
+	if err != nil {
+		r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, "OutputsNotCopied", "CopyOutputs", "%s", err.Error())
+		return false, nil
+	}
+	if !create {
+		return true, nil
+	}
+	if err := r.Client.Create(ctx, want, client.FieldOwner(r.Name)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("RoleBinding %s/%s for the outputs copies: %w", want.Namespace, want.Name, err)
+	}
+	log.FromContext(ctx).Info("bound the outputs writer role", "rolebinding", want.Namespace+"/"+want.Name)
+	return true, nil
 }
 
 func (r *OutputsReconciler) secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {

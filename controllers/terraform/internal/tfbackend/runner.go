@@ -83,8 +83,10 @@ func (r *Runner) names() (sa, role string) {
 var _ instance.NamespaceProvisioning = Backend{}
 
 // PlatformNamespaceObjects implements instance.NamespaceProvisioning: the
-// runner ServiceAccount, a RoleBinding of it to the runner ClusterRole and,
-// unless PodQuota is zero or less, the ResourceQuota RunnerQuota on Pods,
+// runner ServiceAccount, a RoleBinding of it to the runner ClusterRole, once
+// the controller knows who it is the RoleBinding OutputsRoleBinding of it to
+// the outputs reader ClusterRole (access.go) and, unless PodQuota is zero or
+// less, the ResourceQuota RunnerQuota on Pods,
 // labelled with the platform namespace's labels and LabelManagedBy. Pure.
 func (b Backend) PlatformNamespaceObjects(ns, tenant string) []client.Object {
 	sa, role := b.Runner.names()
@@ -100,6 +102,9 @@ func (b Backend) PlatformNamespaceObjects(ns, tenant string) []client.Object {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
 		},
+	}
+	if rb := b.Outputs.Binding(ns, b.Outputs.readerRole(), labels()); rb != nil {
+		objs = append(objs, rb)
 	}
 	if n := b.Runner.podQuota(); n > 0 {
 		// "pods" counts the Pods not yet finished, so a finished runner

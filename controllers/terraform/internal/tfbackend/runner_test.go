@@ -83,3 +83,24 @@ func TestPlatformNamespaceObjects(t *testing.T) {
 		})
 	}
 }
+
+// Once the controller knows who it is, each platform namespace also binds it
+// to the outputs reader ClusterRole, after the runner's objects.
+func TestPlatformNamespaceObjectsOutputsReader(t *testing.T) {
+	me := rbacv1.Subject{Kind: "ServiceAccount", Namespace: "cozy-system", Name: "cozystack-terraform"}
+	b := Backend{Outputs: &OutputsAccess{ReaderRole: "r", Subject: &me}}
+	objs := b.PlatformNamespaceObjects("cozy-tf-demo", "demo")
+	if len(objs) != 4 {
+		t.Fatalf("%d objects, want 4", len(objs))
+	}
+	rb, ok := objs[2].(*rbacv1.RoleBinding)
+	if !ok || rb.Namespace != "cozy-tf-demo" || rb.Name != OutputsRoleBinding || rb.RoleRef.Name != "r" || len(rb.Subjects) != 1 || rb.Subjects[0] != me {
+		t.Fatalf("third object %T %+v", objs[2], objs[2])
+	}
+	if l := rb.Labels; l[appsv1alpha1.LabelPlatformNamespace] != "Terraform" || l[appsv1alpha1.LabelTenantNamespace] != "demo" || l[LabelManagedBy] != ManagedBy {
+		t.Errorf("labels %v", l)
+	}
+	if _, ok := objs[3].(*corev1.ResourceQuota); !ok {
+		t.Errorf("fourth object %T, want the runner quota", objs[3])
+	}
+}

@@ -98,13 +98,44 @@ terraform)
   kubectl label namespace "$p" apps.cozystack.io/platform-namespace- >/dev/null
   $a deny cozyplane-terraform-identity-policy "writes ServiceAccounts and RoleBindings only in platform namespaces cozy-tf-* labelled" -- \
     kubectl -n "$p" "$(sa $T)" create serviceaccount id-runner --dry-run=server
+  # Secrets: its ClusterRole grants nothing on them; it binds itself to the
+  # outputs reader in platform namespaces and to the outputs writer in a
+  # tenant namespace (controllers/terraform/internal/tfbackend/access.go),
+  # and to nothing else, for no one else.
+  rbac no "$T" get secrets "$ns"
+  rbac no "$T" get secrets kube-system
+  rbac yes "$T" bind clusterroles.rbac.authorization.k8s.io/cozystack-terraform-outputs-reader
+  rbac yes "$T" bind clusterroles.rbac.authorization.k8s.io/cozystack-terraform-outputs-writer
+  ob() { # ob ROLE SERVICEACCOUNT: the RoleBinding cozystack-terraform-outputs of cozy-system:SERVICEACCOUNT to ROLE
+    printf 'apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: cozystack-terraform-outputs}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %s}\nsubjects:\n- {kind: ServiceAccount, name: %s, namespace: cozy-system}\n' "$1" "$2"
+  }
+  kubectl label namespace "$p" apps.cozystack.io/platform-namespace=Terraform --overwrite >/dev/null
+  t="tenant-id-${ns#chainsaw-}"
+  kubectl create namespace "$t" >/dev/null 2>&1 || true
+  ob cozystack-terraform-outputs-reader cozystack-terraform | $a allow -- kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
+  ob cozystack-terraform-outputs-writer cozystack-terraform | $a deny cozyplane-terraform-identity-policy "and itself alone to the ClusterRole cozystack-terraform-outputs-reader" -- \
+    kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
+  ob cozystack-terraform-outputs-reader cozystack-helm | $a deny cozyplane-terraform-identity-policy "and itself alone to the ClusterRole cozystack-terraform-outputs-reader" -- \
+    kubectl -n "$p" "$(sa $T)" create --dry-run=server -f -
+  ob cozystack-terraform-outputs-writer cozystack-terraform | $a allow -- kubectl -n "$t" "$(sa $T)" create --dry-run=server -f -
+  ob cozystack-terraform-outputs-reader cozystack-terraform | $a deny cozyplane-terraform-identity-policy "in tenant-* namespaces only the RoleBinding cozystack-terraform-outputs of itself alone to the ClusterRole cozystack-terraform-outputs-writer" -- \
+    kubectl -n "$t" "$(sa $T)" create --dry-run=server -f -
+  ob cozystack-terraform-outputs-writer cozystack-helm | $a deny cozyplane-terraform-identity-policy "in tenant-* namespaces only the RoleBinding cozystack-terraform-outputs of itself alone" -- \
+    kubectl -n "$t" "$(sa $T)" create --dry-run=server -f -
+  kubectl delete namespace "$t" --wait=false >/dev/null
+  ob cozystack-terraform-outputs-writer cozystack-terraform | $a deny cozyplane-terraform-identity-policy "in tenant-* namespaces only the RoleBinding cozystack-terraform-outputs" -- \
+    kubectl -n kube-system "$(sa $T)" create --dry-run=server -f -
   kubectl delete namespace "$p" --wait=false >/dev/null
   rbac no "$T" create helmreleases.helm.toolkit.fluxcd.io "$ns"
-  # RBAC lets it update Secrets (the outputs copies, tests/chainsaw/tenant-view/terraform-outputs);
-  # the policy refuses it any other.
+  # Bound to the writer in a namespace, RBAC lets it write Secrets there;
+  # the policy refuses it all but the outputs copies in tenant-* namespaces
+  # (tests/chainsaw/tenant-view/terraform-outputs).
+  ob cozystack-terraform-outputs-writer cozystack-terraform | kubectl -n "$ns" apply -f - >/dev/null
+  for _ in $(seq 1 60); do [[ $(kubectl auth can-i update secrets -n "$ns" --as="system:serviceaccount:$T") == yes ]] && break; sleep 0.5; done
   rbac yes "$T" update secrets "$ns"
   printf 'apiVersion: v1\nkind: Secret\nmetadata: {name: id-probe}\nstringData: {a: b}\n' |
     $a deny cozyplane-terraform-identity-policy "writes only the outputs copies of Terraform instances" -- kubectl -n "$ns" "$(sa $T)" create --dry-run=server -f -
+  kubectl -n "$ns" delete rolebinding cozystack-terraform-outputs >/dev/null
   ;;
 flux)
   # Flux's helm-controller (Cozystack's all-in-one Flux runs as cozy-fluxcd:flux;

@@ -41,13 +41,18 @@ terraform)
   # may
   ./check.sh true delete infra.contrib.fluxcd.io terraforms "" tenant-x cozystack-terraform
   ./check.sh true patch apps.cozystack.io vpcs "" tenant-x cozystack-terraform
-  # Secrets one by one, for the outputs copies (cozyplane-terraform-identity-policy limits the writes)
-  ./check.sh true get "" secrets "" tenant-x cozystack-terraform
-  # may not
+  # bind on the outputs ClusterRoles, which it binds to itself one namespace
+  # at a time for the outputs copies (internal/tfbackend/access.go)
+  ./check.sh true bind rbac.authorization.k8s.io clusterroles "" "" cozystack-terraform cozystack-terraform-outputs-reader
+  ./check.sh true bind rbac.authorization.k8s.io clusterroles "" "" cozystack-terraform cozystack-terraform-outputs-writer
+  # may not: no right on Secrets anywhere until it binds itself there
   ./check.sh false create helm.toolkit.fluxcd.io helmreleases "" tenant-x cozystack-terraform
+  ./check.sh false get "" secrets "" tenant-x cozystack-terraform
+  ./check.sh false get "" secrets "" kube-system cozystack-terraform
   ./check.sh false list "" secrets "" tenant-x cozystack-terraform
   ./check.sh false watch "" secrets "" tenant-x cozystack-terraform
   ./check.sh false patch "" secrets "" tenant-x cozystack-terraform
+  ./check.sh false bind rbac.authorization.k8s.io clusterroles "" "" cozystack-terraform cluster-admin
   ;;
 gateway-listeners)
   # may
@@ -55,9 +60,11 @@ gateway-listeners)
   ./check.sh true create gateway.networking.k8s.io httproutes "" tenant-x cozystack-gateway-listeners
   ./check.sh true patch gateway.cozystack.io tenantgateways status tenant-x cozystack-gateway-listeners
   ./check.sh true list "" namespaces "" "" cozystack-gateway-listeners
+  ./check.sh true watch gateway.networking.k8s.io gatewayclasses "" "" cozystack-gateway-listeners
   # may not
   ./check.sh false delete gateway.networking.k8s.io gateways "" tenant-x cozystack-gateway-listeners
   ./check.sh false patch "" namespaces "" "" cozystack-gateway-listeners
+  ./check.sh false patch gateway.networking.k8s.io gatewayclasses "" "" cozystack-gateway-listeners
   ./check.sh false create cert-manager.io certificates "" tenant-x cozystack-gateway-listeners
   ;;
 gateway-certs)

@@ -127,6 +127,15 @@ outputs)
     (.metadata.ownerReferences | length == 1) and .metadata.ownerReferences[0].uid == $uid and .metadata.ownerReferences[0].controller == true and
     (.data | keys) == ["endpoint", "password"]' <<<"$s" >/dev/null || { echo "unexpected copy: $s"; exit 1; }
   echo "Secret $t/db-outputs: the two outputs the definition lists, the application labels, a tenant resource, controlled by the instance"
+  # The controller read and wrote them through the RoleBindings it gave itself, one per namespace.
+  for b in "$p reader" "$t writer"; do
+    set -- $b
+    kubectl -n "$1" get rolebinding cozystack-terraform-outputs -o json | jq -e --arg role "cozystack-terraform-outputs-$2" '
+      .roleRef.name == $role and .subjects == [{"kind": "ServiceAccount", "name": "cozystack-terraform", "namespace": "cozy-system"}] and
+      .metadata.labels["app.kubernetes.io/managed-by"] == "cozystack-terraform"' >/dev/null ||
+      { echo "RoleBinding $1/cozystack-terraform-outputs: $(kubectl -n "$1" get rolebinding cozystack-terraform-outputs -o yaml 2>&1)"; exit 1; }
+    echo "RoleBinding $1/cozystack-terraform-outputs binds the controller to cozystack-terraform-outputs-$2"
+  done
   ;;
 follow)
   # A new apply rewrites the outputs; the copy follows.
@@ -144,14 +153,18 @@ follow)
   echo "the tenant's own Secret taken-outputs is left alone and the instance's events say why"
   ;;
 identity)
-  # RBAC would let the terraform controller write any Secret; the policy lets it write only outputs copies.
-  # shellcheck disable=SC2086
-  for ns in "$t" kube-system; do
-    for v in create update delete; do
-      [[ "$(kubectl auth can-i "$v" secrets -n "$ns" $tf || true)" == yes ]] || { echo "RBAC: the terraform controller may not $v secrets in $ns"; exit 1; }
-    done
-  done
-  echo "RBAC: the terraform controller may create, update and delete every Secret"
+  # RBAC: the terraform controller holds rights on Secrets only where it bound
+  # itself: get in the platform namespace, writes in the tenant namespace of
+  # an outputs copy; none elsewhere. There the policy lets it write only
+  # outputs copies.
+  can() { # can EXPECT VERB NAMESPACE
+    # shellcheck disable=SC2086
+    [[ "$(kubectl auth can-i "$2" secrets -n "$3" $tf || true)" == "$1" ]] || { echo "RBAC: the terraform controller may $2 secrets in $3: want $1"; exit 1; }
+  }
+  for v in get create update delete; do can yes "$v" "$t"; can no "$v" kube-system; done
+  can yes get "$p"
+  for v in create update delete; do can no "$v" "$p"; done
+  echo "RBAC: the terraform controller reads Secrets of $p and writes Secrets of $t, and nothing in kube-system"
   uid=$(kubectl -n "$t" get e2etfout db -o jsonpath='{.metadata.uid}')
   copy() { # copy NAMESPACE NAME [OWNER-KIND [LABEL-NAME]]
     printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\n  namespace: %s\n  labels: {apps.cozystack.io/application.group: apps.cozystack.io, apps.cozystack.io/application.kind: E2eTfOut, apps.cozystack.io/application.name: %s}\n  ownerReferences: [{apiVersion: apps.cozystack.io/v1alpha1, kind: %s, name: db, uid: %s, controller: true}]\nstringData: {endpoint: x}\n' \
@@ -159,8 +172,6 @@ identity)
   }
   # shellcheck disable=SC2086
   copy "$t" probe-outputs | $a allow -- kubectl $tf create --dry-run=server -f -
-  # shellcheck disable=SC2086
-  copy kube-system probe-outputs | $a deny $P "CREATE of Secret kube-system/probe-outputs is refused" -- kubectl $tf create --dry-run=server -f -
   # shellcheck disable=SC2086
   copy "$t" probe-outputs E2eTfOut other | $a deny $P "carrying its application labels; CREATE of Secret $t/probe-outputs is refused" -- kubectl $tf create --dry-run=server -f -
   # shellcheck disable=SC2086
@@ -176,9 +187,6 @@ identity)
     $a deny $P "UPDATE of Secret $t/taken-outputs is refused" -- kubectl $tf replace --dry-run=server -f -
   # shellcheck disable=SC2086
   $a deny $P "DELETE of Secret $t/taken-outputs is refused" -- kubectl -n "$t" $tf delete secret taken-outputs --dry-run=server
-  # tofu-controller's Secret in the platform namespace is not its to write either.
-  # shellcheck disable=SC2086
-  relabel "$p" db-outputs | $a deny $P "UPDATE of Secret $p/db-outputs is refused" -- kubectl $tf replace --dry-run=server -f -
   # Its own copy it updates and deletes.
   # shellcheck disable=SC2086
   relabel "$t" db-outputs | $a allow -- kubectl $tf replace --dry-run=server -f -
