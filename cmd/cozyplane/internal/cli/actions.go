@@ -48,8 +48,9 @@ equals its request (or --timeout), then prints the instance's Ready, and fails
 when Ready is False. A suspended instance is refused: resume it first.
 
 Without the CLI: kubectl annotate --overwrite KIND NAME ` + appsv1alpha1.AnnotationReconcileRequestedAt + `="$(date -u +%Y-%m-%dT%H:%M:%SZ)"`,
-		Example: `  cozyplane reconcile postgres/orders -n tenant-demo`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  cozyplane reconcile postgres/orders -n tenant-demo`,
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeRef(root, (*ops.Gatherer).InstanceKinds),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := contextOf(cmd.Context())
 			t, err := resolve(ctx, root, args[0], (*ops.Gatherer).InstanceKinds)
@@ -75,7 +76,7 @@ Without the CLI: kubectl annotate --overwrite KIND NAME ` + appsv1alpha1.Annotat
 				if timeout <= 0 {
 					return nil
 				}
-				return fmt.Errorf("timed out after %s: %s reports lastHandledReconcileAt %q, not %q; is the backing object's controller running? (cozyplane trace %s)",
+				return timeoutErrorf("timed out after %s: %s reports lastHandledReconcileAt %q, not %q; is the backing object's controller running? (cozyplane trace %s)",
 					timeout, t, ops.LastHandled(t.obj), at, args[0])
 			}
 			c, err := ops.ReconcileOutcome(t.obj)
@@ -108,11 +109,12 @@ Suspended condition. The command waits (up to --timeout) for that.
 Without the CLI: kubectl annotate KIND NAME `+appsv1alpha1.AnnotationSuspend+`-`
 	}
 	cmd := &cobra.Command{
-		Use:     use + " KIND/NAME",
-		Short:   short,
-		Long:    long,
-		Example: "  cozyplane " + use + " postgres/orders -n tenant-demo",
-		Args:    cobra.ExactArgs(1),
+		Use:               use + " KIND/NAME",
+		Short:             short,
+		Long:              long,
+		Example:           "  cozyplane " + use + " postgres/orders -n tenant-demo",
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeRef(root, (*ops.Gatherer).InstanceKinds),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := contextOf(cmd.Context())
 			t, err := resolve(ctx, root, args[0], (*ops.Gatherer).InstanceKinds)
@@ -140,7 +142,7 @@ Without the CLI: kubectl annotate KIND NAME `+appsv1alpha1.AnnotationSuspend+`-`
 			case err != nil:
 				return err
 			case !done && timeout > 0:
-				return fmt.Errorf("timed out after %s waiting for the controller to %s %s; is it running? (cozyplane trace %s)", timeout, use, t, args[0])
+				return timeoutErrorf("timed out after %s waiting for the controller to %s %s; is it running? (cozyplane trace %s)", timeout, use, t, args[0])
 			case done:
 				say(root.Streams.Out, "✔ %s %s", t, map[bool]string{true: "suspended", false: "resumed"}[suspend])
 			}
@@ -164,8 +166,9 @@ instance; the command waits (up to --timeout) for that. It fails, changing
 nothing, when the kind is not Terraform-backed or no plan is pending.
 
 Without the CLI: kubectl annotate --overwrite KIND NAME ` + appsv1alpha1.AnnotationApprovePlan + `="$(kubectl get KIND NAME -o jsonpath='{.status.backend.pendingPlan}')"`,
-		Example: `  cozyplane approve vpc/main -n tenant-demo`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  cozyplane approve vpc/main -n tenant-demo`,
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeRef(root, (*ops.Gatherer).InstanceKinds),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := contextOf(cmd.Context())
 			t, err := resolve(ctx, root, args[0], (*ops.Gatherer).InstanceKinds)
@@ -195,7 +198,7 @@ Without the CLI: kubectl annotate --overwrite KIND NAME ` + appsv1alpha1.Annotat
 			case outcome != nil:
 				return outcome
 			case !done && timeout > 0:
-				return fmt.Errorf("timed out after %s waiting for the terraform controller to forward the approval of %s", timeout, plan)
+				return timeoutErrorf("timed out after %s waiting for the terraform controller to forward the approval of %s", timeout, plan)
 			case done:
 				say(root.Streams.Out, "✔ plan %s approved on %s", plan, t)
 			}

@@ -11,18 +11,6 @@ import (
 	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/check"
 )
 
-// Exit codes of check, for scripts.
-const (
-	ExitCheckFailed  = 2
-	ExitCheckUnknown = 3
-)
-
-// ExitError ends the command with Code, after the command printed what it
-// had to say (Execute prints nothing more).
-type ExitError struct{ Code int }
-
-func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
-
 func newCheckCommand(root *Root) *cobra.Command {
 	var output, prefix string
 	cmd := &cobra.Command{
@@ -51,7 +39,7 @@ Exit status: 0 when every check passes, 2 when one fails, 3 when none fails
 but one could not be decided, 1 when the cluster cannot be read at all.`,
 		Example: `  cozyplane check
   cozyplane check -o json | jq '.checks[] | select(.verdict != "pass")'`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
 				return err

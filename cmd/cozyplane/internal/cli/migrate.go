@@ -50,7 +50,7 @@ See docs/migration.md for the whole cutover.`,
 
   # Do it and wait up to five minutes for the adoption
   cozyplane migrate --apply --timeout 5m`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), root)
 		},

@@ -63,7 +63,7 @@ func resolve(ctx context.Context, root *Root, arg string, kinds func(*ops.Gather
 	if err != nil {
 		return nil, err
 	}
-	g, err := root.Kube.Gatherer()
+	g, err := root.Gatherer()
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ Run it as a cluster administrator. See docs/helm-backend.md ("Release storage").
 
   # Move one tenant's
   cozyplane migrate release-storage -n tenant-demo --apply`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), root)
 		},

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/ops"
 )
 
 // FieldManager names cozyplane's writes.
@@ -104,6 +106,16 @@ func (k *Kube) ClusterScope() (dynamic.Interface, string, error) {
 type Root struct {
 	Streams Streams
 	Kube    *Kube
+	// gatherer reads the cluster (Kube.Gatherer; tests give a fake).
+	gatherer func() (*ops.Gatherer, error)
+}
+
+// Gatherer is the reader of the selected cluster.
+func (r *Root) Gatherer() (*ops.Gatherer, error) {
+	if r.gatherer != nil {
+		return r.gatherer()
+	}
+	return r.Kube.Gatherer()
 }
 
 // NewRootCommand builds the command tree. name is how the binary was called:
@@ -119,14 +131,17 @@ func newRoot(name string, streams Streams) (*cobra.Command, *Root) {
 		Use:   "cozyplane",
 		Short: "Operate cozyplane: list, trace, reconcile, suspend and resume instances, approve plans, migrate from Cozystack",
 		Long: `cozyplane operates a cluster running cozyplane's controllers: it lists
-instances (get), shows what an instance or a TenantGateway became (trace),
-asks for a reconcile, suspends and resumes instances, approves Terraform plans,
+instances (get), shows what an instance or a TenantGateway became (trace)
+and what was recorded about it (events), asks for a reconcile, suspends and resumes instances, approves Terraform plans,
 and migrates a Cozystack cluster's applications (migrate). Each operation on an
 instance is an annotation that plain kubectl can write as well (docs/cli.md).
 
 It reads the kubeconfig like kubectl does (KUBECONFIG, --kubeconfig, --context,
 -n/--namespace). Installed as kubectl-cozyplane on the PATH, it is also the
-kubectl plugin "kubectl cozyplane".`,
+kubectl plugin "kubectl cozyplane".
+
+Exit status: 0 done, 1 failed, 2 and 3 check's verdicts, 4 not found,
+5 timed out, 64 a wrong command line (docs/cli.md, "Exit codes").`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -136,9 +151,12 @@ kubectl plugin "kubectl cozyplane".`,
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root := &Root{Streams: streams, Kube: newKube(cmd.PersistentFlags())}
 	cmd.AddCommand(newMigrateCommand(root), newGetCommand(root), newTraceCommand(root), newReconcileCommand(root),
-		newSuspendCommand(root, true), newSuspendCommand(root, false), newApproveCommand(root), newCheckCommand(root))
+		newSuspendCommand(root, true), newSuspendCommand(root, false), newApproveCommand(root), newCheckCommand(root),
+		newEventsCommand(root))
+	completeOutput(cmd)
 	return cmd, root
 }
 
@@ -146,15 +164,20 @@ kubectl plugin "kubectl cozyplane".`,
 func Execute() int {
 	streams := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	cmd := NewRootCommand(os.Args[0], streams)
-	if err := cmd.Execute(); err != nil {
-		var exit *ExitError
-		if errors.As(err, &exit) {
-			return exit.Code
-		}
-		fmt.Fprintln(streams.ErrOut, "error:", err)
-		return 1
+	return exitWith(streams.ErrOut, cmd.Execute())
+}
+
+// exitWith prints err (unless the command printed its outcome already) and
+// returns its exit code.
+func exitWith(w io.Writer, err error) int {
+	if err == nil {
+		return 0
 	}
-	return 0
+	var exit *ExitError
+	if !errors.As(err, &exit) {
+		fmt.Fprintln(w, "error:", err)
+	}
+	return ExitCode(err)
 }
 
 // Output formats of commands that print objects.
@@ -168,12 +191,22 @@ func bindOutput(flags *pflag.FlagSet, out *string) {
 	flags.StringVarP(out, "output", "o", OutputText, "Output format: text, json or yaml.")
 }
 
+// completeOutput completes -o on every command that has it.
+func completeOutput(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		if c.Flags().Lookup("output") != nil {
+			_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputText, OutputJSON, OutputYAML}, cobra.ShellCompDirectiveNoFileComp))
+		}
+		completeOutput(c)
+	}
+}
+
 func checkOutput(out string) error {
 	switch out {
 	case OutputText, OutputJSON, OutputYAML:
 		return nil
 	}
-	return fmt.Errorf("unknown output format %q: use text, json or yaml", out)
+	return usageErrorf("unknown output format %q: use text, json or yaml", out)
 }
 
 // writeStructured prints v as indented JSON or as YAML.

@@ -106,8 +106,8 @@ func TestKubeconfigLikeKubectl(t *testing.T) {
 
 func TestOperationCommandsHelp(t *testing.T) {
 	for cmd, wants := range map[string][]string{
-		"get":       {"cozyplane get [KIND] [flags]", "-A, --all-namespaces"},
-		"trace":     {"cozyplane trace KIND/NAME [flags]", "--no-color", "tgw/NAME"},
+		"get":       {"cozyplane get [KIND [NAME]] [flags]", "-A, --all-namespaces", "-l, --selector", "--status", "-w, --watch", "-o, --output"},
+		"trace":     {"cozyplane trace KIND/NAME [flags]", "--no-color", "tgw/NAME", "-o, --output"},
 		"reconcile": {"--timeout", "kubectl annotate --overwrite KIND NAME reconcile.fluxcd.io/requestedAt="},
 		"suspend":   {"kubectl annotate KIND NAME apps.cozystack.io/suspend=true"},
 		"resume":    {"kubectl annotate KIND NAME apps.cozystack.io/suspend-"},

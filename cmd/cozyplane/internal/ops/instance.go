@@ -191,7 +191,7 @@ func OutputsSecretName(tf *unstructured.Unstructured) string {
 
 // Row is one line of `cozyplane get`.
 type Row struct {
-	Namespace, Kind, Name, Ready, Reason, Suspended, Age, Backing string
+	Namespace, Kind, Name, Ready, Reason, Suspended, Age, Backing, Message string
 }
 
 // Rows builds the get table from instances, in the order given. Pure.
@@ -201,7 +201,7 @@ func Rows(items []unstructured.Unstructured, now time.Time) []Row {
 		inst := &items[i]
 		r := Row{Namespace: inst.GetNamespace(), Kind: inst.GetKind(), Name: inst.GetName(), Ready: "-", Backing: "-"}
 		if c, ok := FindCondition(inst, "Ready"); ok {
-			r.Ready, r.Reason = c.Status, c.Reason
+			r.Ready, r.Reason, r.Message = c.Status, c.Reason, oneLine(c.Message)
 		}
 		if c, ok := FindCondition(inst, appsv1alpha1.ConditionSuspended); ok && c.Status == "True" {
 			r.Suspended = "True"
@@ -222,13 +222,13 @@ func Rows(items []unstructured.Unstructured, now time.Time) []Row {
 
 // FormatRows renders rows as a table (tab-separated, for a tabwriter). Pure.
 func FormatRows(rows []Row, allNamespaces bool) []string {
-	head := "KIND\tNAME\tREADY\tREASON\tSUSPENDED\tAGE\tBACKING OBJECT"
+	head := "KIND\tNAME\tREADY\tREASON\tSUSPENDED\tAGE\tBACKING OBJECT\tMESSAGE"
 	if allNamespaces {
 		head = "NAMESPACE\t" + head
 	}
 	out := []string{head}
 	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", r.Kind, r.Name, r.Ready, dash(r.Reason), dash(r.Suspended), dash(r.Age), r.Backing)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", r.Kind, r.Name, r.Ready, dash(r.Reason), dash(r.Suspended), dash(r.Age), r.Backing, dash(r.Message))
 		if allNamespaces {
 			line = r.Namespace + "\t" + line
 		}
@@ -242,4 +242,54 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// Statuses `cozyplane get --status` selects.
+const (
+	// StatusReady: Ready is True.
+	StatusReady = "ready"
+	// StatusNotReady: Ready is False.
+	StatusNotReady = "not-ready"
+	// StatusUnknown: Ready is Unknown, or the instance reports none yet.
+	StatusUnknown = "unknown"
+	// StatusSuspended: the Suspended condition is True.
+	StatusSuspended = "suspended"
+)
+
+// Statuses are the values of `get --status`, in the order help lists them.
+var Statuses = []string{StatusReady, StatusNotReady, StatusUnknown, StatusSuspended}
+
+// CheckStatus refuses a --status value that selects nothing. Pure.
+func CheckStatus(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, v := range Statuses {
+		if s == v {
+			return nil
+		}
+	}
+	return inputErrorf("unknown status %q: use %s", s, strings.Join(Statuses, ", "))
+}
+
+// HasStatus reports whether the instance is in status s ("" matches every
+// instance). Ready, not-ready and unknown read the Ready condition;
+// suspended the Suspended condition, so a suspended instance is also in
+// one of the other three. Pure.
+func HasStatus(inst *unstructured.Unstructured, s string) bool {
+	if s == "" {
+		return true
+	}
+	if s == StatusSuspended {
+		c, ok := FindCondition(inst, appsv1alpha1.ConditionSuspended)
+		return ok && c.Status == "True"
+	}
+	c, _ := FindCondition(inst, "Ready")
+	switch c.Status {
+	case "True":
+		return s == StatusReady
+	case "False":
+		return s == StatusNotReady
+	}
+	return s == StatusUnknown
 }

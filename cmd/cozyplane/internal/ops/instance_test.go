@@ -130,8 +130,8 @@ func TestRows(t *testing.T) {
 	items := []unstructured.Unstructured{*obj(t, helmInstance), *obj(t, tfInstance), *obj(t, `{kind: Postgres, metadata: {name: new, namespace: u}}`)}
 	rows := Rows(items, now)
 	want := []Row{
-		{Namespace: "t", Kind: "Postgres", Name: "orders", Ready: "True", Reason: "InstallSucceeded", Suspended: "True", Age: "120m", Backing: "HelmRelease/postgres-orders"},
-		{Namespace: "t", Kind: "VPC", Name: "main", Ready: "Unknown", Reason: "TerraformPlannedWithChanges", Backing: "Terraform/cozy-tf-t/vpc-main"},
+		{Namespace: "t", Kind: "Postgres", Name: "orders", Ready: "True", Reason: "InstallSucceeded", Suspended: "True", Age: "120m", Backing: "HelmRelease/postgres-orders", Message: "Helm install succeeded"},
+		{Namespace: "t", Kind: "VPC", Name: "main", Ready: "Unknown", Reason: "TerraformPlannedWithChanges", Backing: "Terraform/cozy-tf-t/vpc-main", Message: "waits"},
 		{Namespace: "u", Kind: "Postgres", Name: "new", Ready: "-", Backing: "-"},
 	}
 	for i := range want {
@@ -140,11 +140,42 @@ func TestRows(t *testing.T) {
 		}
 	}
 	lines := FormatRows(rows[:1], true)
-	if lines[0] != "NAMESPACE\tKIND\tNAME\tREADY\tREASON\tSUSPENDED\tAGE\tBACKING OBJECT" ||
-		lines[1] != "t\tPostgres\torders\tTrue\tInstallSucceeded\tTrue\t120m\tHelmRelease/postgres-orders" {
+	if lines[0] != "NAMESPACE\tKIND\tNAME\tREADY\tREASON\tSUSPENDED\tAGE\tBACKING OBJECT\tMESSAGE" ||
+		lines[1] != "t\tPostgres\torders\tTrue\tInstallSucceeded\tTrue\t120m\tHelmRelease/postgres-orders\tHelm install succeeded" {
 		t.Errorf("lines %q", lines)
 	}
-	if l := FormatRows(rows[2:], false); l[1] != "Postgres\tnew\t-\t-\t-\t-\t-" {
+	if l := FormatRows(rows[2:], false); l[1] != "Postgres\tnew\t-\t-\t-\t-\t-\t-" {
 		t.Errorf("one namespace %q", l)
+	}
+}
+
+func TestHasStatus(t *testing.T) {
+	ready := obj(t, helmInstance) // Ready True, Suspended True
+	unknown := obj(t, tfInstance)
+	notReady := obj(t, `{kind: Postgres, metadata: {name: a}, status: {conditions: [{type: Ready, status: "False"}]}}`)
+	none := obj(t, `{kind: Postgres, metadata: {name: b}}`)
+	for _, tc := range []struct {
+		status string
+		want   [4]bool // ready, unknown, notReady, none
+	}{
+		{"", [4]bool{true, true, true, true}},
+		{StatusReady, [4]bool{true, false, false, false}},
+		{StatusNotReady, [4]bool{false, false, true, false}},
+		{StatusUnknown, [4]bool{false, true, false, true}},
+		{StatusSuspended, [4]bool{true, false, false, false}},
+	} {
+		for i, o := range []*unstructured.Unstructured{ready, unknown, notReady, none} {
+			if got := HasStatus(o, tc.status); got != tc.want[i] {
+				t.Errorf("status %q, object %d: %t", tc.status, i, got)
+			}
+		}
+	}
+	if err := CheckStatus("broken"); err == nil || !strings.Contains(err.Error(), "use ready, not-ready, unknown, suspended") {
+		t.Errorf("CheckStatus: %v", err)
+	}
+	for _, s := range append([]string{""}, Statuses...) {
+		if err := CheckStatus(s); err != nil {
+			t.Errorf("CheckStatus(%q): %v", s, err)
+		}
 	}
 }

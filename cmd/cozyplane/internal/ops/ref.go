@@ -18,6 +18,26 @@ const (
 	TenantGatewayKind = "TenantGateway"
 )
 
+// InputError is a command-line argument that cannot be read (a malformed
+// KIND/NAME, an ambiguous kind): nothing was asked of the cluster for it.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundError is a kind the API server does not serve, or an object that
+// does not exist.
+type NotFoundError struct{ Msg string }
+
+func (e *NotFoundError) Error() string { return e.Msg }
+
+func notFoundf(format string, args ...any) error {
+	return &NotFoundError{Msg: fmt.Sprintf(format, args...)}
+}
+
 // Ref is KIND/NAME as typed on the command line.
 type Ref struct {
 	Kind string
@@ -31,11 +51,11 @@ func ParseRef(s string) (Ref, error) {
 	kind, name, ok := strings.Cut(s, "/")
 	switch {
 	case !ok:
-		return Ref{}, fmt.Errorf("%q is not KIND/NAME (for example postgres/orders or tgw/cozystack)", s)
+		return Ref{}, inputErrorf("%q is not KIND/NAME (for example postgres/orders or tgw/cozystack)", s)
 	case kind == "" || name == "":
-		return Ref{}, fmt.Errorf("%q is not KIND/NAME: both parts are needed", s)
+		return Ref{}, inputErrorf("%q is not KIND/NAME: both parts are needed", s)
 	case strings.Contains(name, "/"):
-		return Ref{}, fmt.Errorf("%q is not KIND/NAME: the name may not contain '/' (give the namespace with -n)", s)
+		return Ref{}, inputErrorf("%q is not KIND/NAME: the name may not contain '/' (give the namespace with -n)", s)
 	}
 	return Ref{Kind: kind, Name: name}, nil
 }
@@ -93,13 +113,13 @@ func MatchKind(typed string, served []Resource) (Resource, error) {
 		}
 		sort.Strings(kinds)
 		if len(kinds) == 0 {
-			return Resource{}, fmt.Errorf("no kind %q: the cluster serves no instance kinds (is any ApplicationDefinition Ready?)", typed)
+			return Resource{}, notFoundf("no kind %q: the cluster serves no instance kinds (is any ApplicationDefinition Ready?)", typed)
 		}
-		return Resource{}, fmt.Errorf("no kind %q is served; known kinds: %s", typed, strings.Join(kinds, ", "))
+		return Resource{}, notFoundf("no kind %q is served; known kinds: %s", typed, strings.Join(kinds, ", "))
 	}
 	var names []string
 	for _, r := range found {
 		names = append(names, r.Kind+"."+r.Group)
 	}
-	return Resource{}, fmt.Errorf("%q is ambiguous: %s; spell out KIND.GROUP", typed, strings.Join(names, ", "))
+	return Resource{}, inputErrorf("%q is ambiguous: %s; spell out KIND.GROUP", typed, strings.Join(names, ", "))
 }

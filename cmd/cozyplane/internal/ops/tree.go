@@ -11,25 +11,37 @@ import (
 type Node struct {
 	// Kind, Namespace and Name identify the object (Namespace empty for a
 	// cluster-scoped object or a part of one, such as a listener).
-	Kind      string
-	Namespace string
-	Name      string
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
 	// Condition is the type shown (Ready unless said otherwise: Programmed
 	// for a Gateway, Accepted for a route verdict).
-	Condition string
+	Condition string `json:"condition"`
 	// Status is the condition's status: True, False, Unknown, or "" when
 	// the object reports none (yet).
-	Status  string
-	Reason  string
-	Message string
+	Status  string `json:"status,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 	// Notes are further facts, one a line (a pending plan, a hostname).
-	Notes    []string
-	Children []*Node
+	Notes    []string `json:"notes,omitempty"`
+	Children []*Node  `json:"children,omitempty"`
 }
 
 // Add appends children and returns n.
 func (n *Node) Add(children ...*Node) *Node {
 	n.Children = append(n.Children, children...)
+	return n
+}
+
+// Normalize fills in what the text rendering implies: the condition shown
+// is Ready when none is named. It returns n, modified. Pure.
+func Normalize(n *Node) *Node {
+	if n.Condition == "" {
+		n.Condition = "Ready"
+	}
+	for _, c := range n.Children {
+		Normalize(c)
+	}
 	return n
 }
 

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestExitCodes runs command lines and checks the status Execute would
+// return, and that a usage error asks nothing of the cluster.
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+		// offline: the command line is refused before any client is built.
+		offline bool
+	}{
+		{"success", []string{"get", "-A"}, 0, false},
+		{"one instance", []string{"get", "postgres", "orders", "-n", "tenant-a"}, 0, false},
+		{"instance not found (get)", []string{"get", "postgres", "nope", "-n", "tenant-a"}, ExitNotFound, false},
+		{"instance not found (trace)", []string{"trace", "postgres/nope", "-n", "tenant-a"}, ExitNotFound, false},
+		{"kind not served", []string{"get", "mysql", "-n", "tenant-a"}, ExitNotFound, false},
+		{"kind not served (reconcile)", []string{"reconcile", "mysql/a", "-n", "tenant-a"}, ExitNotFound, false},
+		{"empty list is no error", []string{"get", "-n", "tenant-c"}, 0, false},
+		{"selector matching nothing is no error", []string{"get", "postgres", "orders", "-n", "tenant-a", "-l", "team=none"}, 0, false},
+		{"reconcile times out", []string{"reconcile", "postgres/orders", "-n", "tenant-a", "--timeout", "600ms"}, ExitTimeout, false},
+		{"suspend times out", []string{"suspend", "postgres/orders", "-n", "tenant-a", "--timeout", "600ms"}, ExitTimeout, false},
+		{"a refused operation is a failure", []string{"approve", "postgres/orders", "-n", "tenant-a"}, ExitFailure, false},
+		{"unknown command", []string{"frobnicate"}, ExitUsage, true},
+		{"unknown flag", []string{"get", "--frobnicate"}, ExitUsage, true},
+		{"bad flag value", []string{"reconcile", "postgres/a", "--timeout", "soon"}, ExitUsage, true},
+		{"too many arguments", []string{"get", "a", "b", "c"}, ExitUsage, true},
+		{"missing argument", []string{"trace"}, ExitUsage, true},
+		{"malformed KIND/NAME", []string{"trace", "orders"}, ExitUsage, true},
+		{"unknown output", []string{"get", "-o", "xml"}, ExitUsage, true},
+		{"unknown status", []string{"get", "--status", "sad"}, ExitUsage, true},
+		{"bad selector", []string{"get", "-l", "a=(b"}, ExitUsage, true},
+		{"name with -A", []string{"get", "postgres", "orders", "-A"}, ExitUsage, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			cmd, _ := fakeRoot(t, &out, &errOut)
+			if tc.offline {
+				// A usage error must come before the cluster is read.
+				cmd, _ = newRoot("cozyplane", Streams{Out: &out, ErrOut: &errOut})
+				cmd.SetArgs(append(tc.args, "--kubeconfig", "/nonexistent"))
+			} else {
+				cmd.SetArgs(tc.args)
+			}
+			err := cmd.Execute()
+			var printed bytes.Buffer
+			got := exitWith(&printed, err)
+			if got != tc.want {
+				t.Errorf("exit %d, want %d (error: %v; out %s%s)", got, tc.want, err, out.String(), errOut.String())
+			}
+			if err != nil && printed.Len() == 0 {
+				t.Errorf("nothing printed for %v", err)
+			}
+		})
+	}
+}
+
+func TestCheckExitIsSilent(t *testing.T) {
+	var printed bytes.Buffer
+	if code := exitWith(&printed, &ExitError{Code: ExitCheckFailed}); code != ExitCheckFailed || printed.Len() != 0 {
+		t.Errorf("exit %d, printed %q", code, printed.String())
+	}
+}
