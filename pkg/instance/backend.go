@@ -218,8 +218,10 @@ var ControlAnnotations = []string{
 	appsv1alpha1.AnnotationAdopt,
 	appsv1alpha1.AnnotationApprovePlan,
 	appsv1alpha1.AnnotationSuspend,
-	// Forwarded verbatim instead (operations.go, DesiredOperations).
+	// Forwarded verbatim instead (operations.go, ForwardedAnnotations).
 	appsv1alpha1.AnnotationReconcileRequestedAt,
+	appsv1alpha1.AnnotationReconcileForceAt,
+	appsv1alpha1.AnnotationReconcileResetAt,
 	"kubectl.kubernetes.io/last-applied-configuration",
 }
 

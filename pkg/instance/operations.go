@@ -221,18 +221,32 @@ func SuspendPatch(suspend bool) []byte {
 	return b
 }
 
+// ForwardedAnnotations are Flux's request annotations, copied from the
+// instance to its backing object verbatim (Flux controllers read them under
+// these exact keys): the reconcile request, and helm-controller's force and
+// reset requests, which take effect only together with a reconcile request
+// of the same value (`flux reconcile hr --force` / `--reset`).
+var ForwardedAnnotations = []string{
+	appsv1alpha1.AnnotationReconcileRequestedAt,
+	appsv1alpha1.AnnotationReconcileForceAt,
+	appsv1alpha1.AnnotationReconcileResetAt,
+}
+
 // DesiredOperations adds the instance's operations to the desired backing
-// object: the reconcile request annotation, verbatim
-// (Flux controllers read it under this exact key), and spec.suspend=true
+// object: the ForwardedAnnotations, verbatim, and spec.suspend=true
 // when the instance is suspended (applied only when the backing object is
 // created or adopted; see DecideSuspend). desired is modified. Pure.
 func DesiredOperations(inst client.Object, desired *unstructured.Unstructured) {
-	if v, ok := inst.GetAnnotations()[appsv1alpha1.AnnotationReconcileRequestedAt]; ok {
+	for _, key := range ForwardedAnnotations {
+		v, ok := inst.GetAnnotations()[key]
+		if !ok {
+			continue
+		}
 		ann := desired.GetAnnotations()
 		if ann == nil {
 			ann = map[string]string{}
 		}
-		ann[appsv1alpha1.AnnotationReconcileRequestedAt] = v
+		ann[key] = v
 		desired.SetAnnotations(ann)
 	}
 	if IsSuspended(inst) {

@@ -218,6 +218,13 @@ func TestDesiredOperations(t *testing.T) {
 			wantAnn:    map[string]string{"apps.cozystack.io-team": "a", appsv1alpha1.AnnotationReconcileRequestedAt: "any string"},
 		},
 		{
+			name: "force and reset requests copied verbatim with the reconcile request",
+			ann: map[string]string{appsv1alpha1.AnnotationReconcileRequestedAt: "t1", appsv1alpha1.AnnotationReconcileForceAt: "t1",
+				appsv1alpha1.AnnotationReconcileResetAt: "t1", "team": "a"},
+			wantAnn: map[string]string{appsv1alpha1.AnnotationReconcileRequestedAt: "t1", appsv1alpha1.AnnotationReconcileForceAt: "t1",
+				appsv1alpha1.AnnotationReconcileResetAt: "t1"},
+		},
+		{
 			name:        "suspended: created suspended",
 			ann:         map[string]string{appsv1alpha1.AnnotationSuspend: "true"},
 			wantSuspend: true,
@@ -253,6 +260,8 @@ func TestDesiredOperations(t *testing.T) {
 func TestOperationAnnotationsAreNotPrefixed(t *testing.T) {
 	inst := instanceWith(map[string]string{
 		appsv1alpha1.AnnotationReconcileRequestedAt: "now",
+		appsv1alpha1.AnnotationReconcileForceAt:     "now",
+		appsv1alpha1.AnnotationReconcileResetAt:     "now",
 		appsv1alpha1.AnnotationSuspend:              "true",
 		"team":                                      "a",
 	})

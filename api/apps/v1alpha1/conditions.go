@@ -153,6 +153,21 @@ const AnnotationSuspend = "apps.cozystack.io/suspend"
 // forwarded while the instance is suspended.
 const AnnotationReconcileRequestedAt = "reconcile.fluxcd.io/requestedAt"
 
+// AnnotationReconcileForceAt is Flux's force request annotation (`flux
+// reconcile hr --force`): helm-controller runs a Helm upgrade even when
+// nothing changed, once, when its value equals the requestedAt value of the
+// same object. On an instance it is copied verbatim to the backing object
+// with AnnotationReconcileRequestedAt (`cozyplane reconcile --force` writes
+// both with one value); a Terraform object's controller ignores it.
+const AnnotationReconcileForceAt = "reconcile.fluxcd.io/forceAt"
+
+// AnnotationReconcileResetAt is Flux's reset request annotation (`flux
+// reconcile hr --reset`): helm-controller resets the HelmRelease's failure
+// counts (so the remediation retries start over), once, when its value
+// equals the requestedAt value of the same object. Forwarded like
+// AnnotationReconcileForceAt.
+const AnnotationReconcileResetAt = "reconcile.fluxcd.io/resetAt"
+
 // FinalizerDestroy holds an instance whose definition destroys resources on
 // deletion until its Terraform object is gone.
 const FinalizerDestroy = "apps.cozystack.io/destroy-resources"

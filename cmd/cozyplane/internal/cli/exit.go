@@ -65,11 +65,14 @@ func ExitCode(err error) int {
 	var timeout *TimeoutError
 	var notFound *ops.NotFoundError
 	var input *ops.InputError
+	var batch *batchError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &exit):
 		return exit.Code
+	case errors.As(err, &batch):
+		return batch.code
 	case errors.As(err, &usage), errors.As(err, &input), isCobraUsage(err):
 		return ExitUsage
 	case errors.As(err, &timeout), errors.Is(err, context.DeadlineExceeded):

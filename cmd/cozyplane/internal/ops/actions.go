@@ -21,6 +21,46 @@ func AnnotationPatch(key string, value *string) []byte {
 	return b
 }
 
+// AnnotationsPatch is the JSON merge patch that sets each annotation of
+// set. Pure.
+func AnnotationsPatch(set map[string]string) []byte {
+	ann := map[string]any{}
+	for k, v := range set {
+		ann[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	return b
+}
+
+// ReconcileRequest is what `cozyplane reconcile` writes on an instance: the
+// reconcile request at, and with force or reset helm-controller's force and
+// reset requests of the same value (as `flux reconcile hr --force
+// --reset` writes them on a HelmRelease). Pure.
+func ReconcileRequest(at string, force, reset bool) map[string]string {
+	set := map[string]string{appsv1alpha1.AnnotationReconcileRequestedAt: at}
+	if force {
+		set[appsv1alpha1.AnnotationReconcileForceAt] = at
+	}
+	if reset {
+		set[appsv1alpha1.AnnotationReconcileResetAt] = at
+	}
+	return set
+}
+
+// CheckForceable refuses a force or reset request for an instance whose
+// backing object is not a HelmRelease: only helm-controller reads them.
+// Pure.
+func CheckForceable(inst *unstructured.Unstructured) error {
+	kind := str(inst, "status", "backend", "kind")
+	switch {
+	case kind == "":
+		return fmt.Errorf("%s reports no backend yet (status.backend is empty), so it is not known to be a HelmRelease, the only kind --force and --reset act on: wait for its controller", display(inst))
+	case kind != "HelmRelease":
+		return fmt.Errorf("%s is backed by a %s: --force and --reset are requests to helm-controller, which only a HelmRelease reads; reconcile without them", display(inst), kind)
+	}
+	return nil
+}
+
 // display is how messages name an instance: kind/name in namespace.
 func display(inst *unstructured.Unstructured) string {
 	return fmt.Sprintf("%s/%s in namespace %s", strings.ToLower(inst.GetKind()), inst.GetName(), inst.GetNamespace())

@@ -113,3 +113,29 @@ func TestApprovalOutcome(t *testing.T) {
 		})
 	}
 }
+
+func TestReconcileRequest(t *testing.T) {
+	if got := string(AnnotationsPatch(ReconcileRequest("t1", false, false))); got != `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"t1"}}}` {
+		t.Errorf("plain: %s", got)
+	}
+	if got := string(AnnotationsPatch(ReconcileRequest("t1", true, true))); got !=
+		`{"metadata":{"annotations":{"reconcile.fluxcd.io/forceAt":"t1","reconcile.fluxcd.io/requestedAt":"t1","reconcile.fluxcd.io/resetAt":"t1"}}}` {
+		t.Errorf("force and reset: %s", got)
+	}
+	if got := ReconcileRequest("t1", false, true); len(got) != 2 || got["reconcile.fluxcd.io/resetAt"] != "t1" {
+		t.Errorf("reset: %v", got)
+	}
+}
+
+func TestCheckForceable(t *testing.T) {
+	if err := CheckForceable(obj(t, `{kind: Postgres, metadata: {name: a, namespace: t}, status: {backend: {kind: HelmRelease}}}`)); err != nil {
+		t.Errorf("helm: %v", err)
+	}
+	if err := CheckForceable(obj(t, `{kind: VPC, metadata: {name: a, namespace: t}, status: {backend: {kind: Terraform}}}`)); err == nil ||
+		!strings.Contains(err.Error(), "is backed by a Terraform: --force and --reset are requests to helm-controller") {
+		t.Errorf("terraform: %v", err)
+	}
+	if err := CheckForceable(obj(t, `{kind: VPC, metadata: {name: a, namespace: t}}`)); err == nil || !strings.Contains(err.Error(), "reports no backend yet") {
+		t.Errorf("no backend: %v", err)
+	}
+}
