@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -65,11 +66,41 @@ spec: {}
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: postgres-orders, namespace: tenant-a}
-spec: {suspend: false}
+spec: {suspend: false, chartRef: {kind: HelmChart, name: postgres, namespace: cozy-system}}
 status:
   lastAttemptedRevision: 1.0.0
   conditions:
   - {type: Ready, status: "True", reason: InstallSucceeded, message: "Helm install succeeded for release tenant-a/postgres-orders.v1"}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata: {name: postgres, namespace: cozy-system}
+spec: {chart: ./charts/postgres, version: "*"}
+status:
+  artifact: {revision: 1.0.0@sha256:abc}
+  conditions:
+  - {type: Ready, status: "True", reason: ChartPullSucceeded, message: "pulled 'postgres' chart with version '1.0.0'"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: orders-0
+  namespace: tenant-a
+  labels: {apps.cozystack.io/application.group: apps.cozystack.io, apps.cozystack.io/application.kind: Postgres, apps.cozystack.io/application.name: orders}
+status:
+  phase: Running
+  conditions:
+  - {type: Ready, status: "True"}
+  containerStatuses:
+  - {name: postgres, ready: true, restartCount: 2, state: {running: {}}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: billing-0
+  namespace: tenant-a
+  labels: {apps.cozystack.io/application.group: apps.cozystack.io, apps.cozystack.io/application.kind: Postgres, apps.cozystack.io/application.name: billing}
+status: {phase: Pending}
 ---
 apiVersion: v1
 kind: Event
@@ -114,6 +145,7 @@ func fakeRoot(t *testing.T, out, errOut io.Writer) (*cobra.Command, *dynamicfake
 	}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		postgresGVR: "PostgresList", redisGVR: "RedisList", hrGVR: "HelmReleaseList", eventsGVR: "EventList",
+		{Version: "v1", Resource: "pods"}: "PodList", {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}: "HelmChartList",
 	}, objs...)
 	disc := &discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{{
 		GroupVersion: "apps.cozystack.io/v1alpha1",
@@ -123,8 +155,9 @@ func fakeRoot(t *testing.T, out, errOut io.Writer) (*cobra.Command, *dynamicfake
 			{Name: "redises", SingularName: "redis", Namespaced: true, Kind: "Redis"},
 		},
 	}}}}
-	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Group: "source.toolkit.fluxcd.io", Version: "v1"}})
 	mapper.Add(schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "HelmChart"}, meta.RESTScopeNamespace)
 	cmd, root := newRoot("cozyplane", Streams{Out: out, ErrOut: errOut})
 	root.gatherer = func() (*ops.Gatherer, error) {
 		return &ops.Gatherer{Client: client, Discovery: disc, Mapper: mapper}, nil
@@ -351,7 +384,8 @@ func TestCompletion(t *testing.T) {
 		{[]string{"__complete", "get", ""}, "postgres\nredis\n:4\n"},
 		{[]string{"__complete", "get", "-n", "tenant-a", "postgres", ""}, "billing\norders\n:4\n"},
 		{[]string{"__complete", "get", "--status", ""}, "ready\nnot-ready\nunknown\nsuspended\n:4\n"},
-		{[]string{"__complete", "trace", "-o", ""}, "text\njson\nyaml\n:4\n"},
+		{[]string{"__complete", "trace", "-o", ""}, "text\nwide\njson\nyaml\n:4\n"},
+		{[]string{"__complete", "get", "-o", ""}, "text\njson\nyaml\n:4\n"},
 	} {
 		out, _, err := runFake(t, tc.args...)
 		if err != nil {
@@ -361,5 +395,35 @@ func TestCompletion(t *testing.T) {
 		if out != tc.want {
 			t.Errorf("%v: %q, want %q", tc.args, out, tc.want)
 		}
+	}
+}
+
+func TestTraceWide(t *testing.T) {
+	out, errOut, err := runFake(t, "trace", "postgres/orders", "-n", "tenant-a", "-o", "wide")
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	ago := regexp.MustCompile(`event [0-9a-z]+ ago`)
+	got := ago.ReplaceAllString(out, "event AGO")
+	want := "Postgres tenant-a/orders  Ready=True  InstallSucceeded: Helm install succeeded for release tenant-a/postgres-orders.v1\n" +
+		"│   last handled reconcile request: 2026-11-23T11:00:00Z\n" +
+		"│   event AGO: Warning BackendNotReady: HelmRelease postgres-orders is not ready yet (x3)\n" +
+		"├── HelmRelease tenant-a/postgres-orders  Ready=True  InstallSucceeded: Helm install succeeded for release tenant-a/postgres-orders.v1\n" +
+		"│   │   last attempted revision: 1.0.0\n" +
+		"│   │   event AGO: Normal InstallSucceeded: Helm install succeeded for release tenant-a/postgres-orders.v1 with chart postgres@1.0.0\n" +
+		"│   └── HelmChart cozy-system/postgres  Ready=True  ChartPullSucceeded: pulled 'postgres' chart with version '1.0.0'\n" +
+		"│           chart ./charts/postgres, version *\n" +
+		"│           artifact revision: 1.0.0@sha256:abc\n" +
+		"└── Pod tenant-a/orders-0  Ready=True\n" +
+		"        phase: Running\n" +
+		"        container postgres: ready=true, restarts 2\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// The source that is not there is said so; json stays the plain tree.
+	out, _, err = runFake(t, "trace", "postgres/billing", "-n", "tenant-a", "-o", "wide")
+	if err != nil || !strings.Contains(out, "HelmRelease tenant-a/postgres-billing  Ready=-  NotFound: does not exist") ||
+		!strings.Contains(out, "Pod tenant-a/billing-0  Ready=-\n        phase: Pending") {
+		t.Errorf("billing (%v):\n%s", err, out)
 	}
 }

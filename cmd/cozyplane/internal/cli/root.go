@@ -195,7 +195,11 @@ func bindOutput(flags *pflag.FlagSet, out *string) {
 func completeOutput(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
 		if c.Flags().Lookup("output") != nil {
-			_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputText, OutputJSON, OutputYAML}, cobra.ShellCompDirectiveNoFileComp))
+			formats := []string{OutputText, OutputJSON, OutputYAML}
+			if c.Name() == "trace" {
+				formats = []string{OutputText, OutputWide, OutputJSON, OutputYAML}
+			}
+			_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 		}
 		completeOutput(c)
 	}

@@ -22,7 +22,15 @@ object, the condition that says whether it is healthy, and its message.
 
 Colour on a terminal; plain text otherwise or with --no-color (or NO_COLOR).
 
--o json or -o yaml prints the same tree as data: each object is
+-o wide adds, for an instance, the chart or module source below the backing
+object (a HelmRelease's HelmChart or chartRef, a Terraform object's
+sourceRef: OCIRepository, HelmChart, GitRepository, ...) with its Ready and
+artifact revision, the instance's Pods (selected by the lineage labels
+apps.cozystack.io/application.group, .kind and .name) with their Ready,
+phase and containers, and the last 5 events of the instance and of its
+backing object as notes.
+
+-o json or -o yaml prints the tree (as without -o wide) as data: each object is
 {kind, namespace, name, condition, status, reason, message, notes, children},
 condition being the type shown (Ready unless named otherwise), status True,
 False or Unknown (absent when the object reports none), namespace absent for
@@ -32,16 +40,18 @@ a cluster-scoped object, notes and children absent when empty.`,
   cozyplane trace tgw/cozystack -n tenant-root`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			if output != OutputWide {
+				if err := checkOutput(output); err != nil {
+					return usageErrorf("unknown output format %q: use text, wide, json or yaml", output)
+				}
 			}
 			ctx := contextOf(cmd.Context())
 			t, err := resolve(ctx, root, args[0], (*ops.Gatherer).TraceKinds)
 			if err != nil {
 				return err
 			}
-			tree := traceTree(ctx, t)
-			if output != OutputText {
+			tree := traceTree(ctx, t, output == OutputWide)
+			if output == OutputJSON || output == OutputYAML {
 				return writeStructured(root.Streams.Out, output, ops.Normalize(tree))
 			}
 			return ops.Render(root.Streams.Out, tree, useColor(root.Streams.Out, noColor))
@@ -49,13 +59,22 @@ a cluster-scoped object, notes and children absent when empty.`,
 	}
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "Plain output, even on a terminal.")
 	bindOutput(cmd.Flags(), &output)
+	cmd.Flags().Lookup("output").Usage = "Output format: text, wide (with the source, Pods and latest events), json or yaml."
 	cmd.ValidArgsFunction = completeRef(root, (*ops.Gatherer).TraceKinds)
 	return cmd
 }
 
-func traceTree(ctx context.Context, t *target) *ops.Node {
+// OutputWide is trace's text output with the source, the Pods and the
+// latest events.
+const OutputWide = "wide"
+
+func traceTree(ctx context.Context, t *target, wide bool) *ops.Node {
 	if t.res.Group == ops.GatewayGroup && t.res.Kind == ops.TenantGatewayKind {
 		return ops.GatewayTree(t.g.TraceGateway(ctx, t.obj))
 	}
-	return ops.InstanceTree(t.g.TraceInstance(ctx, t.obj))
+	it := t.g.TraceInstance(ctx, t.obj)
+	if wide {
+		return ops.WideInstanceTree(it, t.g.TraceWide(ctx, it))
+	}
+	return ops.InstanceTree(it)
 }
