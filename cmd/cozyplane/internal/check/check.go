@@ -82,6 +82,9 @@ type Options struct {
 	TenantPrefix string
 	// Policies the cluster must enforce (default RequiredPolicies).
 	Policies []string
+	// Identities the policies trust (check --pre; default
+	// CozystackIdentities).
+	Identities Identities
 }
 
 // RequiredPolicies are the admission policies of policies/ that the

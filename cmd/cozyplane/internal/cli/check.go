@@ -13,6 +13,8 @@ import (
 
 func newCheckCommand(root *Root) *cobra.Command {
 	var output, prefix string
+	var pre, stock bool
+	ids := check.CozystackIdentities
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check the cluster configuration tenant isolation depends on (Flux, ingress-nginx snippets, policies, quotas)",
@@ -35,29 +37,76 @@ risks"):
   tenant-quotas                  every tenant namespace has an enforced
                                  instance quota
 
+With --pre it checks instead what the platform needs before its charts are
+installed (an empty cluster names every missing piece):
+
+  crds-flux                      HelmRelease v2, HelmChart v1
+  crds-tofu-controller           Terraform infra.contrib.fluxcd.io/v1alpha2
+  crds-cert-manager              Issuer and Certificate cert-manager.io/v1
+  crds-gateway-api               Gateway, HTTPRoute and TLSRoute
+                                 gateway.networking.k8s.io/v1
+  identity-flux-helm-controller  helm-controller, tofu-controller and
+  identity-tofu-controller       cert-manager run, as the ServiceAccounts the
+  identity-cert-manager          policies trust (Cozystack's layout; --stock
+                                 or --flux-namespace, --tofu-namespace,
+                                 --cert-manager-namespace for another)
+  cozystack-values               every tenant namespace, and every namespace
+                                 with an instance's HelmRelease, has the
+                                 Secret cozystack-values
+
 Exit status: 0 when every check passes, 2 when one fails, 3 when none fails
 but one could not be decided, 1 when the cluster cannot be read at all.`,
 		Example: `  cozyplane check
-  cozyplane check -o json | jq '.checks[] | select(.verdict != "pass")'`,
+  cozyplane check -o json | jq '.checks[] | select(.verdict != "pass")'
+  cozyplane check --pre                  # before installing the charts
+  cozyplane check --pre --stock          # beside a stock Flux and cert-manager`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			return runCheck(contextOf(cmd.Context()), root, output, prefix)
+			if stock {
+				def := check.CozystackIdentities
+				for _, f := range []struct {
+					flag      string
+					value     *string
+					cozystack string
+					stock     string
+				}{
+					{"flux-namespace", &ids.FluxNamespace, def.FluxNamespace, check.StockIdentities.FluxNamespace},
+					{"tofu-namespace", &ids.TofuNamespace, def.TofuNamespace, check.StockIdentities.TofuNamespace},
+					{"cert-manager-namespace", &ids.CertManagerNamespace, def.CertManagerNamespace, check.StockIdentities.CertManagerNamespace},
+				} {
+					if !cmd.Flags().Changed(f.flag) {
+						*f.value = f.stock
+					}
+				}
+				ids.FluxAllInOne = check.StockIdentities.FluxAllInOne
+			}
+			return runCheck(contextOf(cmd.Context()), root, output, check.Options{TenantPrefix: prefix, Identities: ids}, pre)
 		},
 	}
 	bindOutput(cmd.Flags(), &output)
-	cmd.Flags().StringVar(&prefix, "tenant-prefix", "tenant-", "Names of tenant namespaces start with this.")
+	f := cmd.Flags()
+	f.StringVar(&prefix, "tenant-prefix", "tenant-", "Names of tenant namespaces start with this.")
+	f.BoolVar(&pre, "pre", false, "Check what the platform needs before its charts are installed: CRDs and versions, the identities of Flux, tofu-controller and cert-manager, cozystack-values.")
+	f.BoolVar(&stock, "stock", false, "With --pre: the policies trust a stock Flux, tofu-controller and cert-manager (charts/policies/values-stock.yaml: flux-system, cert-manager), not Cozystack's layout.")
+	f.StringVar(&ids.FluxNamespace, "flux-namespace", ids.FluxNamespace, "With --pre: the namespace the policies trust Flux in (identities.flux.namespace).")
+	f.StringVar(&ids.TofuNamespace, "tofu-namespace", ids.TofuNamespace, "With --pre: the namespace the policies trust tofu-controller in (identities.tofuController.namespace).")
+	f.StringVar(&ids.CertManagerNamespace, "cert-manager-namespace", ids.CertManagerNamespace, "With --pre: the namespace the policies trust cert-manager in (identities.certManager.namespace).")
 	return cmd
 }
 
-func runCheck(ctx context.Context, root *Root, output, prefix string) error {
-	c, err := root.Kube.Dynamic()
+func runCheck(ctx context.Context, root *Root, output string, o check.Options, pre bool) error {
+	c, err := root.Dynamic()
 	if err != nil {
 		return err
 	}
-	report := check.Run(ctx, c, check.Options{TenantPrefix: prefix})
+	run := check.Run
+	if pre {
+		run = check.RunPre
+	}
+	report := run(ctx, c, o)
 	if output == OutputText {
 		err = writeCheckText(root.Streams.Out, report)
 	} else {

@@ -2,7 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 )
 
 // TestExitCodes runs command lines and checks the status Execute would
@@ -64,5 +70,32 @@ func TestCheckExitIsSilent(t *testing.T) {
 	var printed bytes.Buffer
 	if code := exitWith(&printed, &ExitError{Code: ExitCheckFailed}); code != ExitCheckFailed || printed.Len() != 0 {
 		t.Errorf("exit %d, printed %q", code, printed.String())
+	}
+}
+
+func TestCheckPreExit(t *testing.T) {
+	lists := map[schema.GroupVersionResource]string{
+		{Group: "apps", Version: "v1", Resource: "deployments"}: "DeploymentList", {Group: "apps", Version: "v1", Resource: "daemonsets"}: "DaemonSetList",
+		{Version: "v1", Resource: "namespaces"}: "NamespaceList", {Version: "v1", Resource: "secrets"}: "SecretList",
+		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}: "CustomResourceDefinitionList",
+		{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}:            "HelmReleaseList",
+	}
+	for _, format := range []string{"text", "json"} {
+		var out, errOut bytes.Buffer
+		cmd, root := newRoot("cozyplane", Streams{Out: &out, ErrOut: &errOut})
+		root.dynamic = func() (dynamic.Interface, error) {
+			return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists), nil
+		}
+		cmd.SetArgs([]string{"check", "--pre", "--stock", "-o", format})
+		err := cmd.Execute()
+		if code := exitWith(&bytes.Buffer{}, err); code != ExitCheckFailed {
+			t.Fatalf("%s: exit %d (%v)", format, code, err)
+		}
+		for _, want := range []string{"crds-flux", "crds-tofu-controller", "crds-cert-manager", "crds-gateway-api", "tlsroutes.gateway.networking.k8s.io is not installed",
+			"identity-flux-helm-controller", "identity-tofu-controller", "identity-cert-manager", "no Flux's helm-controller runs in the cluster"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s output lacks %q:\n%s", format, want, out.String())
+			}
+		}
 	}
 }

@@ -108,6 +108,16 @@ type Root struct {
 	Kube    *Kube
 	// gatherer reads the cluster (Kube.Gatherer; tests give a fake).
 	gatherer func() (*ops.Gatherer, error)
+	// dynamic is the client of check (Kube.Dynamic; tests give a fake).
+	dynamic func() (dynamic.Interface, error)
+}
+
+// Dynamic is a dynamic client for the selected cluster.
+func (r *Root) Dynamic() (dynamic.Interface, error) {
+	if r.dynamic != nil {
+		return r.dynamic()
+	}
+	return r.Kube.Dynamic()
 }
 
 // Gatherer is the reader of the selected cluster.
