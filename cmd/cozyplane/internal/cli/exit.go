@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/migrate"
 	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/ops"
 )
 
@@ -66,6 +67,7 @@ func ExitCode(err error) int {
 	var notFound *ops.NotFoundError
 	var input *ops.InputError
 	var batch *batchError
+	var migration *migrate.IncompleteError
 	switch {
 	case err == nil:
 		return 0
@@ -75,7 +77,7 @@ func ExitCode(err error) int {
 		return batch.code
 	case errors.As(err, &usage), errors.As(err, &input), isCobraUsage(err):
 		return ExitUsage
-	case errors.As(err, &timeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &timeout), errors.Is(err, context.DeadlineExceeded), errors.As(err, &migration) && migration.TimedOut:
 		return ExitTimeout
 	case errors.As(err, &notFound), apierrors.IsNotFound(err):
 		return ExitNotFound

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/migrate"
 )
 
 // TestExitCodes runs command lines and checks the status Execute would
@@ -63,6 +65,15 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("nothing printed for %v", err)
 			}
 		})
+	}
+}
+
+func TestMigrateTimeoutExit(t *testing.T) {
+	if code := ExitCode(&migrate.IncompleteError{Failed: []string{"t/a: not adopted within 1s"}, TimedOut: true}); code != ExitTimeout {
+		t.Errorf("timed out: %d", code)
+	}
+	if code := ExitCode(&migrate.IncompleteError{Failed: []string{"t/a: create failed"}}); code != ExitFailure {
+		t.Errorf("failed: %d", code)
 	}
 }
 

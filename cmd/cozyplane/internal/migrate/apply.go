@@ -39,7 +39,12 @@ func (e *BlockedError) Error() string {
 }
 
 // IncompleteError is returned when some HelmReleases did not end adopted.
-type IncompleteError struct{ Failed []string }
+// TimedOut: every one of them was still waiting for its adoption when the
+// timeout ran out (nothing else went wrong).
+type IncompleteError struct {
+	Failed   []string
+	TimedOut bool
+}
 
 func (e *IncompleteError) Error() string {
 	return fmt.Sprintf("%d HelmRelease(s) not migrated:\n  - %s", len(e.Failed), strings.Join(e.Failed, "\n  - "))
@@ -73,6 +78,7 @@ func (a *Applier) Apply(ctx context.Context, p *Plan) error {
 		return &BlockedError{Blockers: p.Blockers}
 	}
 	var failed []string
+	allLate := false
 	var waits []pending
 	for i := range p.Entries {
 		e := &p.Entries[i]
@@ -110,11 +116,13 @@ func (a *Applier) Apply(ctx context.Context, p *Plan) error {
 			w.entry.Result = ResultNotWaited
 		}
 	} else {
-		failed = append(failed, a.wait(ctx, p.Namespace, waits)...)
+		late, timedOut := a.wait(ctx, p.Namespace, waits)
+		failed = append(failed, late...)
+		allLate = timedOut == len(failed)
 	}
 	a.readInstances(ctx, p)
 	if len(failed) > 0 {
-		return &IncompleteError{Failed: failed}
+		return &IncompleteError{Failed: failed, TimedOut: allLate && len(failed) > 0}
 	}
 	return nil
 }
@@ -150,10 +158,11 @@ func (a *Applier) create(ctx context.Context, e *Entry) (types.UID, error) {
 }
 
 // wait polls the HelmReleases until each pending one is controlled by its
-// instance, or the timeout passes. It returns the failures.
-func (a *Applier) wait(ctx context.Context, namespace string, waits []pending) []string {
+// instance, or the timeout passes. It returns the failures, and how many
+// of them are adoptions the timeout ran out on.
+func (a *Applier) wait(ctx context.Context, namespace string, waits []pending) (failed []string, timedOut int) {
 	if len(waits) == 0 {
-		return nil
+		return nil, 0
 	}
 	interval := a.Interval
 	if interval <= 0 {
@@ -163,7 +172,6 @@ func (a *Applier) wait(ctx context.Context, namespace string, waits []pending) [
 	defer cancel()
 	a.logf("waiting up to %s for the helm controller to adopt %d HelmRelease(s)", a.Timeout, len(waits))
 	left := waits
-	var failed []string
 	for {
 		hrs, err := listAll(ctx, a.Client.Resource(HelmReleaseResource).Namespace(namespace), metav1.ListOptions{LabelSelector: releaseSelector()})
 		if err == nil {
@@ -190,7 +198,7 @@ func (a *Applier) wait(ctx context.Context, namespace string, waits []pending) [
 			left = still
 		}
 		if len(left) == 0 {
-			return failed
+			return failed, 0
 		}
 		select {
 		case <-ctx.Done():
@@ -200,7 +208,7 @@ func (a *Applier) wait(ctx context.Context, namespace string, waits []pending) [
 				why := a.whyNotAdopted(e)
 				failed = append(failed, fmt.Sprintf("%s/%s: %s; %s", e.HelmRelease.Namespace, e.HelmRelease.Name, e.Result, why))
 			}
-			return failed
+			return failed, len(left)
 		case <-time.After(interval):
 		}
 	}

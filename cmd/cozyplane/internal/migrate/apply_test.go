@@ -273,8 +273,8 @@ func TestApplyTimesOutAndSaysWhy(t *testing.T) {
 	p := planOf(t, c, "")
 	err := (&Applier{Client: c, FieldManager: "cozyplane", Timeout: 50 * time.Millisecond, Interval: 10 * time.Millisecond}).Apply(context.Background(), &p)
 	var inc *IncompleteError
-	if !errors.As(err, &inc) || len(inc.Failed) != 1 {
-		t.Fatalf("got %v", err)
+	if !errors.As(err, &inc) || len(inc.Failed) != 1 || !inc.TimedOut {
+		t.Fatalf("got %v (timed out: %t)", err, inc != nil && inc.TimedOut)
 	}
 	for _, s := range []string{"t/postgres-a", "not adopted within 50ms", "Postgres a has no Ready condition: is the helm controller running?"} {
 		if !strings.Contains(err.Error(), s) {
