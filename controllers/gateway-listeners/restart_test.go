@@ -29,7 +29,7 @@ func TestKilledMidWayConverges(t *testing.T) {
 	}
 	const n, routes = 20, 3
 	ctx := context.Background()
-	crds, err := testenv.GatewayAPICRDs("gateways", "httproutes", "tlsroutes")
+	crds, err := testenv.GatewayAPICRDs("gateways", "httproutes", "tlsroutes", "gatewayclasses")
 	if err != nil {
 		t.Fatal(err)
 	}

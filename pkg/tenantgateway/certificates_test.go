@@ -53,17 +53,17 @@ func TestDesiredCertificates(t *testing.T) {
 		in.WildcardSecretName = "cozystack-gateway-tls" // the user's, despite the name
 	})
 	foreign := []gatewayv1.Listener{
-		httpsListener("https-other", "other.example.org", "someone-elses-secret", "tenant-root"),
+		httpsListener("https-other", "other.example.org", "someone-elses-secret", "tenant-root", RouteKindsShared443),
 		// Our naming, but for another hostname than the listener's.
-		httpsListener("https-x", "x.example.org", PerListenerCertificateName("cozystack", "y.example.org"), "tenant-root"),
+		httpsListener("https-x", "x.example.org", PerListenerCertificateName("cozystack", "y.example.org"), "tenant-root", RouteKindsShared443),
 		// Our name, but a Secret in another namespace.
 		func() gatewayv1.Listener {
-			l := httpsListener("https-ns", "ns.example.org", PerListenerCertificateName("cozystack", "ns.example.org"), "tenant-root")
+			l := httpsListener("https-ns", "ns.example.org", PerListenerCertificateName("cozystack", "ns.example.org"), "tenant-root", RouteKindsShared443)
 			l.TLS.CertificateRefs[0].Namespace = ptr.To(gatewayv1.Namespace("elsewhere"))
 			return l
 		}(),
 		// Passthrough and HTTP listeners never need certificates.
-		passthroughListener("tenant-root", "api", "example.org"),
+		passthroughListener("tenant-root", "api", "example.org", RouteKindsShared443),
 		httpListener("tenant-root", ""),
 	}
 	tests := []struct {

@@ -96,8 +96,13 @@ type SecretState struct {
 	// Listeners is how many listeners of the Gateway reference the Secret.
 	Listeners int
 	// Unresolved are the listeners whose ResolvedRefs is False for the
-	// current generation, with the implementation's reason and message.
+	// current generation because of their certificate reference (reason
+	// InvalidCertificateRef: the Secret is missing or not a TLS Secret),
+	// with the implementation's reason and message.
 	Unresolved []string
+	// OtherRefs are the listeners whose ResolvedRefs is False for another
+	// reason (InvalidRouteKinds...): they say nothing of the Secret.
+	OtherRefs []string
 	// Pending are the listeners not reported for the current generation.
 	Pending []string
 }
@@ -106,8 +111,10 @@ type SecretState struct {
 // reference Secret secret could resolve it: the Gateway implementation (which
 // may read Secrets; gateway-certs may not) reports a missing or invalid
 // certificate Secret as ResolvedRefs=False, reason InvalidCertificateRef, on
-// each listener. Conditions of an older Gateway generation count as not
-// reported.
+// each listener. ResolvedRefs=False with any other reason (a route kind the
+// listener's protocol cannot carry, ...) is about another reference: the
+// Secret is not known to be missing. Conditions of an older Gateway
+// generation count as not reported.
 func SecretResolution(gw *gatewayv1.Gateway, secret string) SecretState {
 	var s SecretState
 	if gw == nil {
@@ -131,8 +138,10 @@ func SecretResolution(gw *gatewayv1.Gateway, secret string) SecretState {
 		switch {
 		case !ok || !current || rc == nil:
 			s.Pending = append(s.Pending, string(l.Name))
-		case rc.Status == metav1.ConditionFalse:
+		case rc.Status == metav1.ConditionFalse && rc.Reason == string(gatewayv1.ListenerReasonInvalidCertificateRef):
 			s.Unresolved = append(s.Unresolved, fmt.Sprintf("%s (%s: %s)", l.Name, rc.Reason, rc.Message))
+		case rc.Status == metav1.ConditionFalse:
+			s.OtherRefs = append(s.OtherRefs, fmt.Sprintf("%s (%s: %s)", l.Name, rc.Reason, rc.Message))
 		case rc.Status != metav1.ConditionTrue:
 			s.Pending = append(s.Pending, string(l.Name))
 		}
@@ -157,8 +166,10 @@ func referencesSecret(l gatewayv1.Listener, secret string) bool {
 
 // secretCondition: existingSecret is False when the Gateway implementation
 // cannot resolve the Secret on a listener, Unknown until it reports (or
-// until gateway-listeners points the listeners at it), True when every
-// listener referencing it resolved it.
+// until gateway-listeners points the listeners at it) and, with reason
+// ListenersNotReady, while it reports listeners unresolved for another
+// reference than the certificate; True when every listener referencing it
+// resolved it.
 func secretCondition(s CertificatesState, c func(metav1.ConditionStatus, string, string) metav1.Condition) metav1.Condition {
 	switch {
 	case len(s.Secret.Unresolved) > 0:
@@ -166,6 +177,11 @@ func secretCondition(s CertificatesState, c func(metav1.ConditionStatus, string,
 			"the Gateway implementation cannot use Secret %s (spec.wildcardSecretRef) on listeners %s; create it in this namespace "+
 				"(type kubernetes.io/tls) with the certificate for the apex, *.apex and every inheriting child apex",
 			s.SecretName, strings.Join(s.Secret.Unresolved, ", ")))
+	case len(s.Secret.OtherRefs) > 0:
+		return c(metav1.ConditionUnknown, gatewayv1alpha1.ReasonListenersNotReady, fmt.Sprintf(
+			"the Gateway implementation reports listeners %s unresolved for another reason than their certificate; "+
+				"whether it can use Secret %s is not known until they resolve (see ListenersReady)",
+			strings.Join(s.Secret.OtherRefs, ", "), s.SecretName))
 	case s.Secret.Listeners == 0:
 		return c(metav1.ConditionUnknown, gatewayv1alpha1.ReasonProgressing, fmt.Sprintf(
 			"no listener of Gateway %s references Secret %s yet (gateway-listeners points the HTTPS listeners at it)", s.Gateway, s.SecretName))

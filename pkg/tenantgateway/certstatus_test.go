@@ -28,6 +28,12 @@ func TestCertificatesReadyCondition(t *testing.T) {
 		{"secret: no gateway", CertificatesState{Mode: "existingSecret", SecretName: "wild", Gateway: "ns/cozystack"}, "False", gatewayv1alpha1.ReasonGatewayNotFound, "ns/cozystack"},
 		{"secret unresolved", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true,
 			Secret: SecretState{Listeners: 2, Unresolved: []string{"https (InvalidCertificateRef: gone)"}}}, "False", gatewayv1alpha1.ReasonSecretNotFound, "Secret wild"},
+		{"secret: listeners unresolved for another reason than the certificate", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true,
+			Secret: SecretState{Listeners: 2, OtherRefs: []string{"https (InvalidRouteKinds: TLSRoute is not supported)"}}},
+			"Unknown", gatewayv1alpha1.ReasonListenersNotReady, "https (InvalidRouteKinds"},
+		{"secret: a certificate problem wins over another reason", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true,
+			Secret: SecretState{Listeners: 2, Unresolved: []string{"https (InvalidCertificateRef: gone)"}, OtherRefs: []string{"https-apex (InvalidRouteKinds: x)"}}},
+			"False", gatewayv1alpha1.ReasonSecretNotFound, "https (InvalidCertificateRef"},
 		{"secret not referenced yet", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true}, "Unknown", gatewayv1alpha1.ReasonProgressing, "no listener"},
 		{"secret pending", CertificatesState{Mode: "existingSecret", SecretName: "wild", GatewayFound: true,
 			Secret: SecretState{Listeners: 2, Pending: []string{"https"}}}, "Unknown", gatewayv1alpha1.ReasonProgressing, "waiting for the Gateway implementation"},
@@ -73,6 +79,10 @@ func TestSecretResolution(t *testing.T) {
 		return gatewayv1.ListenerStatus{Name: gatewayv1.SectionName(name), Conditions: []metav1.Condition{
 			{Type: "ResolvedRefs", Status: s, Reason: "InvalidCertificateRef", Message: "secret not found"}}}
 	}
+	refs := func(name, reason, message string) gatewayv1.ListenerStatus {
+		return gatewayv1.ListenerStatus{Name: gatewayv1.SectionName(name), Conditions: []metav1.Condition{
+			{Type: "ResolvedRefs", Status: "False", Reason: reason, Message: message}}}
+	}
 	tests := []struct {
 		name string
 		gw   *gatewayv1.Gateway
@@ -84,6 +94,15 @@ func TestSecretResolution(t *testing.T) {
 			SecretState{Listeners: 2, Pending: []string{"https", "https-apex"}}},
 		{"one unresolved", gw(1, 1, resolved("https", "False"), resolved("https-apex", "True")),
 			SecretState{Listeners: 2, Unresolved: []string{"https (InvalidCertificateRef: secret not found)"}}},
+		// Only a certificate reference's reason means the Secret: the
+		// rest (Envoy Gateway's InvalidRouteKinds for a TLSRoute kind on an
+		// HTTPS listener) is another reference.
+		{"unresolved for the route kinds", gw(1, 1, refs("https", "InvalidRouteKinds", "TLSRoute not supported"), resolved("https-apex", "True")),
+			SecretState{Listeners: 2, OtherRefs: []string{"https (InvalidRouteKinds: TLSRoute not supported)"}}},
+		{"one reason of each", gw(1, 1, refs("https", "InvalidRouteKinds", "x"), refs("https-apex", "InvalidCertificateRef", "secret wild does not exist")),
+			SecretState{Listeners: 2, Unresolved: []string{"https-apex (InvalidCertificateRef: secret wild does not exist)"}, OtherRefs: []string{"https (InvalidRouteKinds: x)"}}},
+		{"RefNotPermitted is not a missing Secret", gw(1, 1, refs("https", "RefNotPermitted", "y"), resolved("https-apex", "True")),
+			SecretState{Listeners: 2, OtherRefs: []string{"https (RefNotPermitted: y)"}}},
 		{"all resolved", gw(1, 1, resolved("https", "True"), resolved("https-apex", "True"), resolved("tls-api", "False")),
 			SecretState{Listeners: 2}},
 	}

@@ -36,6 +36,44 @@ type ListenersInput struct {
 	// challenge routes; the port-80 listener admits routes from it. Empty
 	// means gatewayv1alpha1.CertManagerNamespace (Cozystack's layout).
 	CertManagerNamespace string
+	// RouteKinds is what the port-443 listeners admit, chosen for the
+	// Gateway's implementation by RouteKindsFor.
+	RouteKinds RouteKinds
+}
+
+// RouteKinds says which route kinds the port-443 listeners admit.
+type RouteKinds int
+
+const (
+	// RouteKindsShared443: every port-443 listener, HTTPS or passthrough,
+	// admits both HTTPRoute and TLSRoute. Cilium merges the listeners of one
+	// port and, when their allowed kinds differ, the merged listener drops
+	// HTTPRoutes (cilium/cilium#45559); upstream Cozystack's workaround.
+	RouteKindsShared443 RouteKinds = iota
+	// RouteKindsPerProtocol: one kind per protocol, as the Gateway API
+	// asks of a listener: HTTPS admits HTTPRoute, TLS passthrough
+	// TLSRoute. A conformant implementation rejects a kind the protocol
+	// cannot carry (Envoy Gateway: ResolvedRefs=False/InvalidRouteKinds).
+	RouteKindsPerProtocol
+)
+
+// CiliumControllerName is the GatewayClass controllerName of Cilium's
+// Gateway API implementation.
+const CiliumControllerName = "io.cilium/gateway-controller"
+
+// RouteKindsFor chooses the port-443 route kinds for the implementation of
+// the Gateway's GatewayClass: its spec.controllerName, found false when the
+// GatewayClass does not exist (or cannot be read). Cilium keeps its
+// workaround; any other implementation gets one kind per protocol. With no
+// GatewayClass no implementation serves the Gateway yet: the kinds stay
+// those of Cozystack's default class (cilium), which is also what a Gateway
+// gets until its GatewayClass is created, and they are chosen again when it
+// is.
+func RouteKindsFor(controllerName string, found bool) RouteKinds {
+	if !found || controllerName == CiliumControllerName {
+		return RouteKindsShared443
+	}
+	return RouteKindsPerProtocol
 }
 
 // NewListenersInput fills a ListenersInput from a TenantGateway, with the
@@ -71,12 +109,14 @@ func NewListenersInput(tgw *gatewayv1alpha1.TenantGateway, routeHostnames, child
 //     tlsPassthroughServices entry.
 //
 // Port-443 listeners admit routes from namespaces labelled
-// namespace.cozystack.io/gateway=<owner namespace>, and all of them admit
-// both HTTPRoute and TLSRoute: Cilium merges the listeners of one port, and
-// when their allowed kinds differ the merged listener drops HTTPRoutes
-// (cilium/cilium#45559). Other route kinds stay excluded. A TLSRoute on an
-// HTTPS listener, or an HTTPRoute on a passthrough one, is still refused by
-// the Gateway API itself (the protocol does not carry that kind).
+// namespace.cozystack.io/gateway=<owner namespace>, of the kinds in.RouteKinds
+// says: with RouteKindsShared443 (Cilium) all of them admit both HTTPRoute
+// and TLSRoute, because Cilium merges the listeners of one port and, when
+// their allowed kinds differ, the merged listener drops HTTPRoutes
+// (cilium/cilium#45559); a TLSRoute on an HTTPS listener, or an HTTPRoute on
+// a passthrough one, is still refused by the protocol. With
+// RouteKindsPerProtocol HTTPS listeners admit HTTPRoute and passthrough ones
+// TLSRoute. Other route kinds stay excluded.
 //
 // Hostnames that get no listener, or that the wildcard certificate does not
 // cover, come back as rejections, sorted. A spec that cannot work is a
@@ -119,7 +159,7 @@ func DesiredListeners(in ListenersInput) ([]gatewayv1.Listener, []RejectedHostna
 		return nil, nil, &SpecError{Field: "certMode", Message: fmt.Sprintf("unknown certMode %q: use http01, dns01 or existingSecret", in.CertMode)}
 	}
 	for _, svc := range services {
-		listeners = append(listeners, passthroughListener(in.Namespace, svc, apex))
+		listeners = append(listeners, passthroughListener(in.Namespace, svc, apex, in.RouteKinds))
 	}
 
 	slices.SortFunc(listeners, func(a, b gatewayv1.Listener) int { return strings.Compare(string(a.Name), string(b.Name)) })
@@ -163,7 +203,7 @@ func perHostListeners(in ListenersInput, scope HostnameScope) ([]gatewayv1.Liste
 			continue
 		}
 		byName[name] = h
-		listeners = append(listeners, httpsListener(name, h, PerListenerCertificateName(in.TenantGateway, h), in.Namespace))
+		listeners = append(listeners, httpsListener(name, h, PerListenerCertificateName(in.TenantGateway, h), in.Namespace, in.RouteKinds))
 	}
 	return listeners, rejected
 }
@@ -192,8 +232,8 @@ func usableChildren(childApexes []string, apex string) ([]string, []RejectedHost
 // cover.
 func wildcardListeners(in ListenersInput, scope HostnameScope, secret string) ([]gatewayv1.Listener, []RejectedHostname) {
 	listeners := []gatewayv1.Listener{
-		httpsListener(ListenerHTTPS, "*."+scope.Apex, secret, in.Namespace),
-		httpsListener(ListenerHTTPSApex, scope.Apex, secret, in.Namespace),
+		httpsListener(ListenerHTTPS, "*."+scope.Apex, secret, in.Namespace, in.RouteKinds),
+		httpsListener(ListenerHTTPSApex, scope.Apex, secret, in.Namespace, in.RouteKinds),
 	}
 	var rejected []RejectedHostname
 	byName := map[string]string{}
@@ -206,7 +246,7 @@ func wildcardListeners(in ListenersInput, scope HostnameScope, secret string) ([
 		}
 		byName[name] = c
 		served = append(served, c)
-		listeners = append(listeners, httpsListener(name, "*."+c, secret, in.Namespace))
+		listeners = append(listeners, httpsListener(name, "*."+c, secret, in.Namespace, in.RouteKinds))
 	}
 	// Coverage is judged against the children that got a listener.
 	scope.ChildApexes = served
@@ -267,7 +307,7 @@ func httpListener(ownerNamespace, certManagerNamespace string) gatewayv1.Listene
 
 // httpsListener terminates TLS on port 443 with one Secret in the owner
 // namespace.
-func httpsListener(name, hostname, secret, ownerNamespace string) gatewayv1.Listener {
+func httpsListener(name, hostname, secret, ownerNamespace string, kinds RouteKinds) gatewayv1.Listener {
 	return gatewayv1.Listener{
 		Name:     gatewayv1.SectionName(name),
 		Hostname: ptr.To(gatewayv1.Hostname(hostname)),
@@ -281,27 +321,31 @@ func httpsListener(name, hostname, secret, ownerNamespace string) gatewayv1.List
 				Name:  gatewayv1.ObjectName(secret),
 			}},
 		},
-		AllowedRoutes: tenantRoutes(ownerNamespace),
+		AllowedRoutes: tenantRoutes(ownerNamespace, kinds, KindHTTPRoute),
 	}
 }
 
 // passthroughListener passes TLS for <service>.<apex> through to a TLSRoute.
-func passthroughListener(ownerNamespace, service, apex string) gatewayv1.Listener {
+func passthroughListener(ownerNamespace, service, apex string, kinds RouteKinds) gatewayv1.Listener {
 	return gatewayv1.Listener{
 		Name:          gatewayv1.SectionName(PassthroughListenerName(service)),
 		Hostname:      ptr.To(gatewayv1.Hostname(PassthroughHostname(service, apex))),
 		Port:          443,
 		Protocol:      gatewayv1.TLSProtocolType,
 		TLS:           &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)},
-		AllowedRoutes: tenantRoutes(ownerNamespace),
+		AllowedRoutes: tenantRoutes(ownerNamespace, kinds, KindTLSRoute),
 	}
 }
 
-// tenantRoutes admits HTTPRoutes and TLSRoutes from every namespace of the
-// owner's tree: those labelled namespace.cozystack.io/gateway=<owner
-// namespace>. Every port-443 listener gets the same kinds (see
-// DesiredListeners).
-func tenantRoutes(ownerNamespace string) *gatewayv1.AllowedRoutes {
+// tenantRoutes admits routes from every namespace of the owner's tree: those
+// labelled namespace.cozystack.io/gateway=<owner namespace>; of the kind
+// native to the listener's protocol, or, with RouteKindsShared443, of both
+// kinds on every port-443 listener (see DesiredListeners).
+func tenantRoutes(ownerNamespace string, kinds RouteKinds, native string) *gatewayv1.AllowedRoutes {
+	admitted := []string{KindHTTPRoute, KindTLSRoute}
+	if kinds == RouteKindsPerProtocol {
+		admitted = []string{native}
+	}
 	return &gatewayv1.AllowedRoutes{
 		Namespaces: &gatewayv1.RouteNamespaces{
 			From: ptr.To(gatewayv1.NamespacesFromSelector),
@@ -309,7 +353,7 @@ func tenantRoutes(ownerNamespace string) *gatewayv1.AllowedRoutes {
 				gatewayv1alpha1.LabelNamespaceGateway: ownerNamespace,
 			}},
 		},
-		Kinds: routeKinds(KindHTTPRoute, KindTLSRoute),
+		Kinds: routeKinds(admitted...),
 	}
 }
 

@@ -53,6 +53,9 @@ const (
 	kinds443  = " kind=gateway.networking.k8s.io/HTTPRoute kind=gateway.networking.k8s.io/TLSRoute"
 	httpsTail = kinds443 + " from=Selector namespace.cozystack.io/gateway=tenant-root"
 	tlsTail   = " Passthrough" + kinds443 + " from=Selector namespace.cozystack.io/gateway=tenant-root"
+	// One kind per protocol (any implementation but Cilium).
+	httpsOnlyTail = " kind=gateway.networking.k8s.io/HTTPRoute from=Selector namespace.cozystack.io/gateway=tenant-root"
+	tlsOnlyTail   = " Passthrough kind=gateway.networking.k8s.io/TLSRoute from=Selector namespace.cozystack.io/gateway=tenant-root"
 )
 
 var defaultTLSLines = []string{
@@ -197,6 +200,36 @@ func TestDesiredListeners(t *testing.T) {
 			},
 			want: []string{"http 80/HTTP kind=gateway.networking.k8s.io/HTTPRoute from=Selector kubernetes.io/metadata.name In [cert-manager tenant-root]"},
 		},
+		{
+			name: "per protocol (not Cilium), http01: HTTPS listeners admit HTTPRoutes, passthrough ones TLSRoutes",
+			in: func(in *ListenersInput) {
+				in.RouteKinds = RouteKindsPerProtocol
+				in.RouteHostnames = []string{"harbor.example.org"}
+			},
+			want: []string{
+				httpLine,
+				"https-harbor-91fb3185 443/HTTPS harbor.example.org Terminate secret=cozystack-harbor-91fb3185-tls" + httpsOnlyTail,
+				"tls-api 443/TLS api.example.org" + tlsOnlyTail,
+				"tls-cdi-uploadproxy 443/TLS cdi-uploadproxy.example.org" + tlsOnlyTail,
+				"tls-vm-exportproxy 443/TLS vm-exportproxy.example.org" + tlsOnlyTail,
+			},
+		},
+		{
+			name: "per protocol (not Cilium), dns01: the wildcard, apex and child listeners admit HTTPRoutes",
+			in: func(in *ListenersInput) {
+				in.RouteKinds = RouteKindsPerProtocol
+				in.CertMode = gatewayv1alpha1.CertModeDNS01
+				in.ChildApexes = []string{"alice.example.org"}
+				in.TLSPassthroughServices = []string{"api"}
+			},
+			want: []string{
+				httpLine,
+				"https 443/HTTPS *.example.org Terminate secret=cozystack-gateway-tls" + httpsOnlyTail,
+				"https-apex 443/HTTPS example.org Terminate secret=cozystack-gateway-tls" + httpsOnlyTail,
+				"https-child-alice-cf290f3a 443/HTTPS *.alice.example.org Terminate secret=cozystack-gateway-tls" + httpsOnlyTail,
+				"tls-api 443/TLS api.example.org" + tlsOnlyTail,
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,14 +253,14 @@ func TestDesiredListeners(t *testing.T) {
 			if !slices.Equal(gotRejected, tt.wantRejected) {
 				t.Errorf("rejected = %v, want %v", gotRejected, tt.wantRejected)
 			}
-			assertListenerInvariants(t, listeners)
+			assertListenerInvariants(t, listeners, in.RouteKinds)
 		})
 	}
 }
 
 // assertListenerInvariants checks what Gateway API and our admission layers
 // require of any listener set we produce.
-func assertListenerInvariants(t *testing.T, listeners []gatewayv1.Listener) {
+func assertListenerInvariants(t *testing.T, listeners []gatewayv1.Listener, policy RouteKinds) {
 	t.Helper()
 	if len(listeners) > MaxListeners {
 		t.Errorf("%d listeners", len(listeners))
@@ -256,9 +289,17 @@ func assertListenerInvariants(t *testing.T, listeners []gatewayv1.Listener) {
 			l.Name != ListenerHTTPS && !strings.HasPrefix(string(l.Name), childListenerPrefix) {
 			t.Errorf("wildcard hostname on listener %q", l.Name)
 		}
-		// Every port-443 listener, HTTPS or passthrough, admits the same
-		// kinds: HTTPRoute and TLSRoute.
-		if l.Port == 443 {
+		// Per protocol, each listener admits the one kind its protocol
+		// carries.
+		if l.Port == 443 && policy == RouteKindsPerProtocol {
+			want := map[gatewayv1.ProtocolType]gatewayv1.Kind{gatewayv1.HTTPSProtocolType: KindHTTPRoute, gatewayv1.TLSProtocolType: KindTLSRoute}[l.Protocol]
+			if k := l.AllowedRoutes.Kinds; len(k) != 1 || k[0].Kind != want {
+				t.Errorf("listener %q (%s) admits %v, want only %s", l.Name, l.Protocol, k, want)
+			}
+		}
+		// Shared, every port-443 listener, HTTPS or passthrough, admits the
+		// same kinds: HTTPRoute and TLSRoute.
+		if l.Port == 443 && policy == RouteKindsShared443 {
 			if httpsKinds == nil {
 				httpsKinds = l.AllowedRoutes.Kinds
 				if len(httpsKinds) != 2 || httpsKinds[0].Kind != KindHTTPRoute || httpsKinds[1].Kind != KindTLSRoute {
@@ -438,5 +479,28 @@ func TestNewListenersInput(t *testing.T) {
 	in = NewListenersInput(tgw, nil, nil)
 	if in.CertMode != gatewayv1alpha1.CertModeExistingSecret || in.WildcardSecretName != "mine" || !reflect.DeepEqual(in.TLSPassthroughServices, []string{"api"}) {
 		t.Fatalf("got %+v", in)
+	}
+}
+
+func TestRouteKindsFor(t *testing.T) {
+	tests := []struct {
+		name           string
+		controllerName string
+		found          bool
+		want           RouteKinds
+	}{
+		{"Cilium keeps HTTPRoute and TLSRoute on every port-443 listener", CiliumControllerName, true, RouteKindsShared443},
+		{"Envoy Gateway: one kind per protocol", "gateway.envoyproxy.io/gatewayclass-controller", true, RouteKindsPerProtocol},
+		{"any other implementation: one kind per protocol", "example.net/gateway", true, RouteKindsPerProtocol},
+		{"a near miss of Cilium's name is another implementation", "io.cilium/gateway-controller-2", true, RouteKindsPerProtocol},
+		{"no GatewayClass: the default class's (cilium) kinds", "", false, RouteKindsShared443},
+		{"a GatewayClass not found, whatever name was read", "example.net/gateway", false, RouteKindsShared443},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := RouteKindsFor(tt.controllerName, tt.found); got != tt.want {
+				t.Errorf("RouteKindsFor(%q, %v) = %v, want %v", tt.controllerName, tt.found, got, tt.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,9 @@
 package tenantgateway
 
 import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -31,15 +34,25 @@ func AcceptedCondition(v Verdict, generation int64) metav1.Condition {
 // Gateway are removed. Every other entry is kept as it is, in order. A
 // condition whose status did not change keeps its lastTransitionTime (now
 // otherwise). When the list would exceed MaxRouteParents, our new entries
-// that do not fit are left out rather than anyone else's. changed is false
-// (and parents returned as given) when our entries are already as desired.
+// that do not fit are left out rather than anyone else's. An entry of another
+// controller that is identical to an earlier one (parentRef, controllerName
+// and conditions alike) is kept once: it says nothing the first does not, and
+// Envoy Gateway v1.9.1, which merges status.parents by parentRef alone,
+// replaces our entry with a copy of its own on each of its writes; without
+// this the copies would pile up to the cap, one per write. changed is false
+// (and parents returned as given) when our entries are already as desired
+// and no copy was dropped.
 func RewriteRouteParents(parents []gatewayv1.RouteParentStatus, routeNamespace, gwNamespace, gwName string,
 	refs []gatewayv1.ParentReference, cond *metav1.Condition, now metav1.Time) ([]gatewayv1.RouteParentStatus, bool) {
 	var others, ours []gatewayv1.RouteParentStatus
+	copies := false
 	for _, p := range parents {
-		if string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName && refersTo(p.ParentRef, routeNamespace, gwNamespace, gwName) {
+		switch {
+		case string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName && refersTo(p.ParentRef, routeNamespace, gwNamespace, gwName):
 			ours = append(ours, p)
-		} else {
+		case slices.ContainsFunc(others, func(o gatewayv1.RouteParentStatus) bool { return equality.Semantic.DeepEqual(o, p) }):
+			copies = true
+		default:
 			others = append(others, p)
 		}
 	}
@@ -65,7 +78,7 @@ func RewriteRouteParents(parents []gatewayv1.RouteParentStatus, routeNamespace, 
 	if room := MaxRouteParents - len(others); len(want) > room {
 		want = want[:max(room, 0)]
 	}
-	if sameEntries(ours, want) {
+	if !copies && sameEntries(ours, want) {
 		return parents, false
 	}
 	// Never nil: status.parents is required, an empty list is how a route

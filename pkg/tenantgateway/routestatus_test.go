@@ -24,6 +24,8 @@ func TestRewriteRouteParents(t *testing.T) {
 	}
 	ours := gatewayv1alpha1.RouteConflictControllerName
 	cilium := entry("io.cilium/gateway-controller", ref, "True", "Accepted", old)
+	envoy := entry("gateway.envoyproxy.io/gatewayclass-controller", ref, "True", "Accepted", old)
+	envoyRefused := entry("gateway.envoyproxy.io/gatewayclass-controller", ref, "False", "NotAllowedByListeners", old)
 	accepted := &metav1.Condition{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "m-Accepted", ObservedGeneration: 2}
 	lost := &metav1.Condition{Type: "Accepted", Status: "False", Reason: "HostnameConflict", Message: "m-HostnameConflict", ObservedGeneration: 2}
 
@@ -52,6 +54,20 @@ func TestRewriteRouteParents(t *testing.T) {
 			[]gatewayv1.RouteParentStatus{}, true},
 		{"detached and nothing of ours: no write", []gatewayv1.RouteParentStatus{cilium}, nil, nil,
 			[]gatewayv1.RouteParentStatus{cilium}, false},
+		// Envoy Gateway v1.9.1 merges status.parents by parentRef alone: its
+		// write replaces our entry with a copy of its own.
+		{"a copy another controller left in our place: kept once, ours back", []gatewayv1.RouteParentStatus{envoy, envoy},
+			[]gatewayv1.ParentReference{ref}, accepted,
+			[]gatewayv1.RouteParentStatus{envoy, entry(ours, ref, "True", "Accepted", now)}, true},
+		{"copies collapse even when ours is as desired", []gatewayv1.RouteParentStatus{envoy, entry(ours, ref, "True", "Accepted", old), envoy, envoy},
+			[]gatewayv1.ParentReference{ref}, accepted,
+			[]gatewayv1.RouteParentStatus{envoy, entry(ours, ref, "True", "Accepted", old)}, true},
+		{"entries of one controller that differ are all kept", []gatewayv1.RouteParentStatus{envoy, envoyRefused, entry(ours, ref, "True", "Accepted", old)},
+			[]gatewayv1.ParentReference{ref}, accepted,
+			[]gatewayv1.RouteParentStatus{envoy, envoyRefused, entry(ours, ref, "True", "Accepted", old)}, false},
+		{"two implementations' entries for one parentRef are both kept", []gatewayv1.RouteParentStatus{cilium, envoy},
+			[]gatewayv1.ParentReference{ref}, accepted,
+			[]gatewayv1.RouteParentStatus{cilium, envoy, entry(ours, ref, "True", "Accepted", now)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

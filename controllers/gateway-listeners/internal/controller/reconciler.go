@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
@@ -48,8 +50,9 @@ type Reconciler struct {
 // SetupWithManager registers the route index and the watches: TenantGateways
 // (spec, and the conditions of the other controllers that Ready
 // summarises), the owned Gateway (its status), routes naming the Gateway,
-// and namespaces (their gateway and host labels decide attachment and child
-// apexes at once).
+// namespaces (their gateway and host labels decide attachment and child
+// apexes at once) and GatewayClasses (their implementation decides the
+// listeners' route kinds).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if err := gatewayctl.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -62,6 +65,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Watches(&gatewayv1.TLSRoute{}, gatewayctl.RouteToTenantGateways()).
 		Watches(&corev1.Namespace{}, gatewayctl.NamespaceToTenantGateways(mgr.GetClient()),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&gatewayv1.GatewayClass{}, classToTenantGateways(mgr.GetClient())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
@@ -99,6 +103,9 @@ type listeners struct {
 	listeners []gatewayv1.Listener
 	// route is the live redirect route (nil: it does not exist).
 	route *gatewayv1.HTTPRoute
+	// kinds are the port-443 route kinds for the GatewayClass's
+	// implementation (tenantgateway.RouteKindsFor).
+	kinds tenantgateway.RouteKinds
 	// applied says how the Gateway's apply went.
 	applied ssa.Result
 }
@@ -147,16 +154,44 @@ func (r *Reconciler) read(ctx context.Context, l *listeners) error {
 	}
 	var route gatewayv1.HTTPRoute
 	found, err = r.Get(ctx, l.tgw.Namespace, tenantgateway.RedirectRouteName(l.tgw.Name), &route)
+	if err != nil {
+		return err
+	}
 	if found {
 		l.route = &route
 	}
+	// The GatewayClass names the implementation; without one the kinds are
+	// the default class's, chosen again when it is created (the watch).
+	var class gatewayv1.GatewayClass
+	found, err = r.Get(ctx, "", l.tgw.Spec.EffectiveGatewayClassName(), &class)
+	l.kinds = tenantgateway.RouteKindsFor(string(class.Spec.ControllerName), found)
 	return err
 }
 
 func (r *Reconciler) gather(ctx context.Context, l *listeners) error {
 	in, rejected, err := r.inputs(ctx, l.tgw)
+	in.RouteKinds = l.kinds
 	l.in, l.rejected = in, rejected
 	return err
+}
+
+// classToTenantGateways maps a GatewayClass to the TenantGateways whose
+// Gateways use it.
+func classToTenantGateways(reader client.Reader) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list gatewayv1alpha1.TenantGatewayList
+		if err := reader.List(ctx, &list); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing TenantGateways", "gatewayClass", o.GetName())
+			return nil
+		}
+		var out []reconcile.Request
+		for _, t := range list.Items {
+			if t.Spec.EffectiveGatewayClassName() == o.GetName() {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&t)})
+			}
+		}
+		return out
+	})
 }
 
 // decide derives the listeners; an error of tenantgateway (too many

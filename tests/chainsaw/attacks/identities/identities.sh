@@ -263,6 +263,13 @@ route-conflicts)
     "${put[@]}" "$(body added "$theirs,$(entry example.com/forged Accepted),$ours")" "$(sa route-conflicts)"
   # The same request from an administrator is not this policy's business.
   $a allow -- "${put[@]}" "$dir/dropped"
+  # Copies the implementation left (Envoy Gateway v1.9.1 writes its entry in
+  # place of ours, once more per write) may be dropped, keeping one; the
+  # entry itself may not.
+  kubectl -n "$ns" patch httproute rc-probe --subresource=status --type=merge -p "{\"status\":{\"parents\":[$theirs,$theirs]}}" >/dev/null
+  $a allow -- "${put[@]}" "$(body copies "$theirs,$ours")" "$(sa route-conflicts)"
+  $a deny $R "only a copy identical to another entry may be dropped" -- \
+    "${put[@]}" "$(body copies-dropped "$ours")" "$(sa route-conflicts)"
   kubectl -n "$ns" delete httproute rc-probe --wait=false >/dev/null
   ;;
 *) echo "unknown case $1"; exit 2 ;;
