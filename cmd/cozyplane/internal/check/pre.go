@@ -196,7 +196,7 @@ func EvaluateIdentities(workloads []unstructured.Unstructured, ids Identities) [
 		missingFix      string
 	}
 	wants := []want{
-		{CheckIdentityHelm, "Flux's helm-controller", ids.FluxNamespace, []string{ids.HelmController, ids.FluxAllInOne},
+		{CheckIdentityHelm, "Flux helm-controller", ids.FluxNamespace, []string{ids.HelmController, ids.FluxAllInOne},
 			func(c container) bool { return imageEndsWith(c, "helm-controller") }, "identities.flux",
 			"install Flux's helm-controller; the helm backend's HelmReleases are applied by it"},
 		{CheckIdentityTofu, "tofu-controller", ids.TofuNamespace, []string{ids.TofuController},

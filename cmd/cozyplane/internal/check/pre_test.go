@@ -109,7 +109,7 @@ func TestEvaluateIdentities(t *testing.T) {
 		CheckIdentityCertMgr: "identities.certManager.namespace=cert-manager",
 	})
 	check(t, EvaluateIdentities(nil, CozystackIdentities), map[string]string{
-		CheckIdentityHelm:    "no Flux's helm-controller runs in the cluster",
+		CheckIdentityHelm:    "no Flux helm-controller runs in the cluster",
 		CheckIdentityTofu:    "or disable the terraform backend",
 		CheckIdentityCertMgr: "no cert-manager runs",
 	})

@@ -103,7 +103,7 @@ func TestCheckPreExit(t *testing.T) {
 			t.Fatalf("%s: exit %d (%v)", format, code, err)
 		}
 		for _, want := range []string{"crds-flux", "crds-tofu-controller", "crds-cert-manager", "crds-gateway-api", "tlsroutes.gateway.networking.k8s.io is not installed",
-			"identity-flux-helm-controller", "identity-tofu-controller", "identity-cert-manager", "no Flux's helm-controller runs in the cluster"} {
+			"identity-flux-helm-controller", "identity-tofu-controller", "identity-cert-manager", "no Flux helm-controller runs in the cluster"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%s output lacks %q:\n%s", format, want, out.String())
 			}
