@@ -2,7 +2,8 @@
 // (apps.cozystack.io/application.{group,kind,name},
 // internal.cozystack.io/managed-by-cozystack and
 // internal.cozystack.io/tenantresource) on the Secrets, Services, Pods,
-// PersistentVolumeClaims and Ingresses an instance's HelmRelease renders, so
+// PersistentVolumeClaims, Ingresses and WorkloadMonitors an instance's HelmRelease
+// renders (or its workloads and operators make), so
 // that what selects on them (the dashboard, core.cozystack.io tenantsecrets)
 // sees an instance's objects whether or not upstream's lineage webhook runs.
 // See docs/lineage.md.

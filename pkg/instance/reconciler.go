@@ -223,6 +223,7 @@ func (r *Reconciler) live(ctx context.Context, desired *unstructured.Unstructure
 // object (nil: none).
 func (r *Reconciler) summarize(def *Definition, inst, target *unstructured.Unstructured, external *ExternalSuspend, err error, status *appsv1alpha1.ApplicationStatus) {
 	status.ObservedGeneration = inst.GetGeneration()
+	defer func() { status.DisplayVersion = VersionColumn(status.Version) }()
 	ProjectOperations(inst, target, external, status)
 	h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
 	if err != nil {

@@ -236,7 +236,8 @@ func printerColumns(t cozyv1alpha1.BackendType) []apiextensionsv1.CustomResource
 	cols := []apiextensionsv1.CustomResourceColumnDefinition{
 		{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`, Description: "Whether the backing object is ready."},
 		{Name: "Reason", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].reason`, Priority: 1, Description: "Why the instance is (not) ready."},
-		{Name: "Version", Type: "string", JSONPath: ".status.version", Description: "Chart version (Helm) or source revision (Terraform) last attempted."},
+		{Name: "Version", Type: "string", JSONPath: ".status.displayVersion", Description: "Chart version (Helm) or source revision (Terraform) last attempted, " +
+			"as upstream Cozystack's table prints it: the part after the last '+'; the whole of it is status.version."},
 	}
 	if t == cozyv1alpha1.BackendTerraform {
 		cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{
@@ -273,7 +274,9 @@ func statusSchema() apiextensionsv1.JSONSchemaProps {
 				XListMapKeys: []string{"type"},
 				Items:        &apiextensionsv1.JSONSchemaPropsOrArray{Schema: conditionSchema()},
 			},
-			"version":   str("Version is the chart version (Helm) or source revision (Terraform) the backend last attempted."),
+			"version": str("Version is the chart version (Helm) or source revision (Terraform) the backend last attempted."),
+			"displayVersion": str("DisplayVersion is what the VERSION column shows, as upstream Cozystack's table prints version: " +
+				"the part after its last '+', the whole version when it has none, <unknown> before there is one."),
 			"namespace": str("Namespace is, on a Tenant, the namespace the tenant owns (tenant-root for the root tenant, tenant-<name> below it, <namespace>-<name> further down), as upstream Cozystack computes it."),
 			"backend": {
 				Type:        "object",

@@ -157,7 +157,7 @@ func TestBuildCRDTerraformColumns(t *testing.T) {
 			cols = append(cols, c.Name+"="+c.JSONPath)
 		}
 	}
-	want := []string{`Ready=.status.conditions[?(@.type=="Ready")].status`, "Version=.status.version", "Pending Plan=.status.backend.pendingPlan",
+	want := []string{`Ready=.status.conditions[?(@.type=="Ready")].status`, "Version=.status.displayVersion", "Pending Plan=.status.backend.pendingPlan",
 		`Suspended=.status.conditions[?(@.type=="Suspended")].status`, "Age=.metadata.creationTimestamp"}
 	if !reflect.DeepEqual(cols, want) {
 		t.Errorf("columns %v", cols)

@@ -21,6 +21,13 @@ type ApplicationStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
+	// DisplayVersion is what the VERSION column shows, as upstream
+	// Cozystack's table prints version: the part after its last '+' (a
+	// chart version 0.1.4+abcdef shows abcdef), the whole version when it
+	// has none, <unknown> before there is one.
+	// +optional
+	DisplayVersion string `json:"displayVersion,omitempty"`
+
 	// Namespace is, on a Tenant, the namespace the tenant owns (tenant-root
 	// for the root tenant, tenant-<name> below it, <namespace>-<name>
 	// further down), as upstream Cozystack computes it.

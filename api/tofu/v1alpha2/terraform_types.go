@@ -87,7 +87,20 @@ type TerraformSpec struct {
 	// RunnerPodTemplate customises the runner pods.
 	// +optional
 	RunnerPodTemplate RunnerPodTemplate `json:"runnerPodTemplate,omitempty"`
+
+	// StoreReadablePlan makes the runner store each plan in a readable
+	// form too: "human" (terraform show, in ConfigMaps
+	// tfplan-<workspace>-<name>[-<chunk>] labelled
+	// infra.contrib.fluxcd.io/plan-name and plan-workspace), "json" (in
+	// Secrets), or "none".
+	// +kubebuilder:validation:Enum=none;json;human
+	// +optional
+	StoreReadablePlan string `json:"storeReadablePlan,omitempty"`
 }
+
+// StoreReadablePlanHuman is the StoreReadablePlan value that stores
+// terraform show's output in ConfigMaps.
+const StoreReadablePlanHuman = "human"
 
 // CrossNamespaceSourceReference locates a Flux source.
 type CrossNamespaceSourceReference struct {

@@ -12,6 +12,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,8 +44,9 @@ const (
 	LabelSystemNamespace = "cozystack.io/system"
 )
 
-// Rendered are the kinds that carry helm-controller's labels themselves and
-// are watched by that label only.
+// Rendered are the kinds upstream's webhook labels that a chart renders
+// (carrying helm-controller's labels) or a workload controller or operator
+// makes for a rendered object (carrying an owner reference).
 var Rendered = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "Secret"},
 	{Version: "v1", Kind: "Service"},
@@ -53,15 +55,21 @@ var Rendered = []schema.GroupVersionKind{
 }
 
 // PodGVK: Pods are made by workload controllers from templates the
-// post-renderer does not label, so they are watched whole and, without the
-// label, traced through their controller references.
+// post-renderer does not label; they are traced through their owner
+// references.
 var PodGVK = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+
+// WorkloadMonitorGVK: upstream's charts render a WorkloadMonitor per
+// workload, and its webhook labels them; labelled here when the kind is
+// served (upstream's CRD) when the controller starts.
+var WorkloadMonitorGVK = schema.GroupVersionKind{Group: "cozystack.io", Version: "v1alpha1", Kind: "WorkloadMonitor"}
 
 var helmReleaseGVK = helmv2.GroupVersion.WithKind("HelmRelease")
 
-// maxOwnerDepth bounds the walk from a Pod to the object that carries the
-// HelmRelease's label (Pod → ReplicaSet → Deployment; Pod → Job → CronJob).
-const maxOwnerDepth = 3
+// maxOwnerDepth bounds the walk from an object to one without owners that
+// carries the HelmRelease's label (Pod → ReplicaSet → Deployment; Pod → Job
+// → CronJob; an operator's Service → its Cluster).
+const maxOwnerDepth = 4
 
 func meta(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
 	o := &metav1.PartialObjectMetadata{}
@@ -75,53 +83,61 @@ func metaList(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadataList {
 	return l
 }
 
-// CacheByObject limits the cache: the rendered kinds to objects carrying
-// helm-controller's name label, HelmReleases to those carrying the
-// application kind label (the instances' releases).
+// CacheByObject limits the cache of HelmReleases to those carrying the
+// application kind label (the instances' releases). The labelled kinds are
+// cached whole (metadata only): what an operator makes carries none of
+// helm-controller's labels.
 func CacheByObject() map[client.Object]cache.ByObject {
-	rendered, _ := labels.NewRequirement(LabelHelmReleaseName, selection.Exists, nil)
 	app, _ := labels.NewRequirement(appsv1alpha1.LabelApplicationKind, selection.Exists, nil)
-	out := map[client.Object]cache.ByObject{
+	return map[client.Object]cache.ByObject{
 		meta(helmReleaseGVK): {Label: labels.NewSelector().Add(*app)},
 	}
-	for _, gvk := range Rendered {
-		out[meta(gvk)] = cache.ByObject{Label: labels.NewSelector().Add(*rendered)}
-	}
-	return out
 }
 
 // Reconciler labels the objects of one namespace.
 type Reconciler struct {
 	Client client.Client
-	// Reader reads what the cache does not hold: a Pod's owners.
+	// Reader reads what the cache does not hold: an object's owners.
 	Reader client.Reader
+	// kinds are the kinds labelled: Rendered, Pods and, when served,
+	// WorkloadMonitors (SetupWithManager).
+	kinds []schema.GroupVersionKind
 }
 
 // SetupWithManager watches the labelled kinds, Pods, the instances'
 // HelmReleases, ApplicationDefinitions and Namespaces; each event enqueues the
 // namespace it concerns.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.kinds = append(append([]schema.GroupVersionKind{}, Rendered...), PodGVK)
+	switch _, err := mgr.GetRESTMapper().RESTMapping(WorkloadMonitorGVK.GroupKind(), WorkloadMonitorGVK.Version); {
+	case apimeta.IsNoMatchError(err):
+		mgr.GetLogger().Info("WorkloadMonitors are not served: none is labelled", "kind", WorkloadMonitorGVK.String())
+	case err != nil:
+		return err
+	default:
+		r.kinds = append(r.kinds, WorkloadMonitorGVK)
+	}
 	ns := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetNamespace()}}}
 	})
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("lineage").
 		WatchesMetadata(meta(helmReleaseGVK), ns, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}, ownerChanged))).
-		WatchesMetadata(meta(PodGVK), ns, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, ownerChanged))).
 		Watches(&cozyv1alpha1.ApplicationDefinition{}, handler.EnqueueRequestsFromMapFunc(r.namespacesOfKind),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(meta(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}),
 			handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetName()}}}
 			}), builder.WithPredicates(predicate.LabelChangedPredicate{}))
-	for _, gvk := range Rendered {
-		b = b.WatchesMetadata(meta(gvk), ns, builder.WithPredicates(predicate.LabelChangedPredicate{}))
+	for _, gvk := range r.kinds {
+		b = b.WatchesMetadata(meta(gvk), ns, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, ownerChanged)))
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers}).Complete(r)
 }
 
 // ownerChanged passes updates that change an object's owner references
-// (a Pod adopted or orphaned), not the status churn of a running Pod.
+// (a Pod or claim adopted or orphaned), not the status churn of a running
+// Pod.
 var ownerChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	return e.ObjectOld == nil || e.ObjectNew == nil ||
 		!equality.Semantic.DeepEqual(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
@@ -167,7 +183,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			firstErr = err
 		}
 	}
-	for _, gvk := range Rendered {
+	for _, gvk := range r.kinds {
 		list := metaList(gvk)
 		if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
 			return ctrl.Result{}, err
@@ -175,21 +191,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		for i := range list.Items {
 			o := &list.Items[i]
 			o.SetGroupVersionKind(gvk)
-			keep(r.label(ctx, o, releases[releaseOf(o)]))
+			if rel := r.releaseOfObject(ctx, o, releases); rel != nil {
+				keep(r.label(ctx, o, rel))
+			}
 		}
-	}
-	pods := metaList(PodGVK)
-	if err := r.Client.List(ctx, pods, client.InNamespace(namespace)); err != nil {
-		return ctrl.Result{}, err
-	}
-	for i := range pods.Items {
-		o := &pods.Items[i]
-		o.SetGroupVersionKind(PodGVK)
-		name := releaseOf(o)
-		if name == "" {
-			name = r.releaseOfOwners(ctx, o)
-		}
-		keep(r.label(ctx, o, releases[name]))
 	}
 	return ctrl.Result{}, firstErr
 }
@@ -221,38 +226,54 @@ func releaseOf(o client.Object) string {
 	return name
 }
 
-// releaseOfOwners follows controller references from a Pod until an owner
-// carries helm-controller's labels.
-func (r *Reconciler) releaseOfOwners(ctx context.Context, o client.Object) string {
-	cur := o
-	for range maxOwnerDepth {
-		ref := metav1.GetControllerOf(cur)
-		if ref == nil {
-			return ""
-		}
+// releaseOfObject is the instance release o belongs to, found as upstream's
+// webhook walks ownership (pkg/lineage WalkOwnershipGraph upstream): an
+// object with owner references belongs to what its owners belong to, each
+// owner tried in order and the first that leads to an instance release
+// winning; an object without any belongs to the release helm-controller's
+// labels name; an owner that is itself an instance's HelmRelease is that
+// release. The walk reads owners from the API server, stops after
+// maxOwnerDepth owners, and skips an owner it cannot read or whose uid is
+// not the reference's.
+func (r *Reconciler) releaseOfObject(ctx context.Context, o client.Object, releases map[string]*release) *release {
+	return r.walk(ctx, o, releases, 0)
+}
+
+func (r *Reconciler) walk(ctx context.Context, o client.Object, releases map[string]*release, depth int) *release {
+	refs := o.GetOwnerReferences()
+	if len(refs) == 0 {
+		return releases[releaseOf(o)]
+	}
+	if depth == maxOwnerDepth {
+		return nil
+	}
+	for _, ref := range refs {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
 		if err != nil {
-			return ""
+			continue
+		}
+		if gv.Group == helmReleaseGVK.Group && ref.Kind == helmReleaseGVK.Kind {
+			if rel := releases[ref.Name]; rel != nil && rel.uid == ref.UID {
+				return rel
+			}
+			continue
 		}
 		owner := meta(gv.WithKind(ref.Kind))
-		if err := r.Reader.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, owner); err != nil {
-			return ""
+		if err := r.Reader.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, owner); err != nil || owner.UID != ref.UID {
+			continue
 		}
-		if owner.UID != ref.UID {
-			return ""
+		if rel := r.walk(ctx, owner, releases, depth+1); rel != nil {
+			return rel
 		}
-		if name := releaseOf(owner); name != "" {
-			return name
-		}
-		cur = owner
 	}
-	return ""
+	return nil
 }
 
 // release is what an object's labels are computed from.
 type release struct {
 	inst lineage.Instance
 	def  *cozyv1alpha1.ApplicationDefinitionSpec
+	uid  types.UID // the HelmRelease's
 }
 
 // releases maps the namespace's instance HelmReleases by name to their
@@ -309,6 +330,7 @@ func instanceRelease(hr *metav1.PartialObjectMetadata, byKind map[string]*instan
 	return &release{
 		inst: lineage.Instance{Group: group, Kind: kind, Name: name, Namespace: hr.Namespace},
 		def:  &d.Object.Spec,
+		uid:  hr.UID,
 	}
 }
 

@@ -17,6 +17,8 @@
 //	spec.serviceAccountName     from the definition
 //	spec.writeOutputsToSecret   the definition's, its name a template over
 //	                            {{ .name }}, {{ .namespace }} and {{ .kind }}
+//	spec.storeReadablePlan      human: what a pending plan would change is
+//	                            summarised for the tenant (plansummary.go)
 //
 // Plan approval goes through the instance, because tenants have no rights on
 // Terraform objects: the annotation apps.cozystack.io/approve-plan carries
@@ -119,6 +121,7 @@ func (Backend) Build(def *instance.Definition, inst, live *unstructured.Unstruct
 		DestroyResourcesOnDeletion: tb.DestroyResourcesOnDeletion,
 		ServiceAccountName:         tb.ServiceAccountName,
 		ApprovePlan:                approvePlan(tb, inst, live),
+		StoreReadablePlan:          tfv1alpha2.StoreReadablePlanHuman,
 	}
 	if tb.Interval != nil {
 		spec.Interval = *tb.Interval
@@ -233,10 +236,14 @@ func (Backend) ProjectStatus(def *instance.Definition, inst, target *unstructure
 		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "Terraform created; waiting for tofu-controller")
 		return
 	}
-	// Project reads the name, the generation, spec.approvePlan and the
-	// status: the rest of the spec (vars and all) is not converted.
+	// Project reads the name, the generation, the plan summary annotation,
+	// spec.approvePlan and the status: the rest of the spec (vars and all)
+	// is not converted.
 	tf := &tfv1alpha2.Terraform{}
 	tf.Name, tf.Generation = target.GetName(), target.GetGeneration()
+	if v, ok := target.GetAnnotations()[AnnotationPlanSummary]; ok {
+		tf.Annotations = map[string]string{AnnotationPlanSummary: v}
+	}
 	approve, _, err := unstructured.NestedString(target.Object, "spec", "approvePlan")
 	if st, ok := target.Object["status"].(map[string]any); ok && err == nil {
 		err = runtime.DefaultUnstructuredConverter.FromUnstructured(st, &tf.Status)

@@ -67,6 +67,7 @@ spec:
   interval: 15m0s
   destroyResourcesOnDeletion: true
   serviceAccountName: tf-runner-vpc
+  storeReadablePlan: human
   writeOutputsToSecret:
     name: prod-outputs
     outputs: [vpc_id, subnet_ids]
@@ -221,6 +222,21 @@ func TestProject(t *testing.T) {
 			}),
 			wantReady: metav1.ConditionUnknown, wantReason: tfv1alpha2.PlannedWithChangesReason,
 			wantMessage: "annotate this instance with apps.cozystack.io/approve-plan=plan-main-6e1fb1aea8",
+			wantPending: "plan-main-6e1fb1aea8",
+		},
+		{
+			// The summary annotation reaches PendingPlan through ProjectStatus too.
+			name: "planned with changes, the readable plan summarised",
+			tf: func() *tfv1alpha2.Terraform {
+				t := tf("", func(s *tfv1alpha2.TerraformStatus) {
+					s.Plan.Pending = "plan-main-6e1fb1aea8"
+					s.Conditions = []metav1.Condition{cond("Ready", "Unknown", tfv1alpha2.PlannedWithChangesReason, "Plan generated")}
+				})
+				t.Annotations = map[string]string{AnnotationPlanSummary: PlanSummaryAnnotation(PlanSummary{Plan: "plan-main-6e1fb1aea8", Add: 1, Changes: []string{"create aws_vpc.main"}})}
+				return t
+			}(),
+			wantReady: metav1.ConditionUnknown, wantReason: tfv1alpha2.PlannedWithChangesReason,
+			wantMessage: "approve-plan=plan-main-6e1fb1aea8",
 			wantPending: "plan-main-6e1fb1aea8",
 		},
 		{

@@ -2,6 +2,7 @@ package tfbackend
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ const OutputsResync = 5 * time.Minute
 const TenantNamespacePrefix = "tenant-"
 
 // OutputsReconciler keeps the tenant's copy of each Terraform instance's
-// outputs (outputs.go). It runs on every change of a Terraform object
+// outputs (outputs.go) and the summary of its pending plan (plansummary.go). It runs on every change of a Terraform object
 // (metadata only: tofu-controller updates the status whenever it writes
 // outputs) and every OutputsResync; Secrets are read from the API server one
 // by one, never cached.
@@ -65,7 +66,13 @@ func (r *OutputsReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ref, ok := InstanceOf(tf)
-	if !ok || !strings.HasPrefix(ref.Namespace, TenantNamespacePrefix) {
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if err := r.summarizePlan(ctx, tf); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !strings.HasPrefix(ref.Namespace, TenantNamespacePrefix) {
 		return ctrl.Result{}, nil
 	}
 	inst := &unstructured.Unstructured{}
@@ -188,6 +195,56 @@ func (r *OutputsReconciler) ensureWriter(ctx context.Context, inst *unstructured
 	}
 	log.FromContext(ctx).Info("bound the outputs writer role", "rolebinding", want.Namespace+"/"+want.Name)
 	return true, nil
+}
+
+// summarizePlan keeps AnnotationPlanSummary on a Terraform object of a
+// platform namespace: the summary of its pending plan, once tofu-controller
+// has stored that plan in readable form; none when no plan waits.
+func (r *OutputsReconciler) summarizePlan(ctx context.Context, meta *metav1.PartialObjectMetadata) error {
+	if !strings.HasPrefix(meta.Namespace, NamespacePrefix) {
+		return nil // an earlier version's object in a tenant namespace: left as it is
+	}
+	tf := &tfv1alpha2.Terraform{}
+	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(meta), tf); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	pending, current := tf.Status.Plan.Pending, tf.Annotations[AnnotationPlanSummary]
+	var want *string // nil: remove
+	if pending != "" {
+		if _, ok := PlanSummaryOf(tf.Annotations, pending); ok {
+			return nil
+		}
+		var cms corev1.ConfigMapList
+		if err := r.Reader.List(ctx, &cms, client.InNamespace(tf.Namespace), client.MatchingLabels{planWorkspaceLabel: DefaultWorkspace}); err != nil {
+			return fmt.Errorf("reading the readable plan of Terraform %s/%s: %w", tf.Namespace, tf.Name, err)
+		}
+		var mine []corev1.ConfigMap
+		for _, cm := range cms.Items {
+			if cm.Annotations[planFullNameAnnotation] == tf.Name || cm.Labels[planNameLabel] == tf.Name {
+				mine = append(mine, cm)
+			}
+		}
+		text, ok := ReadablePlan(pending, mine)
+		if !ok {
+			return nil // not stored yet: its write changes the Terraform status, and brings us back
+		}
+		v := PlanSummaryAnnotation(ParseHumanPlan(pending, text))
+		want = &v
+	}
+	if want == nil && current == "" || want != nil && *want == current {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]any{AnnotationPlanSummary: want}, "resourceVersion": tf.ResourceVersion,
+	}})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Patch(ctx, tf, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(r.Name)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	log.FromContext(ctx).Info("plan summary", "terraform", tf.Namespace+"/"+tf.Name, "plan", pending)
+	return nil
 }
 
 func (r *OutputsReconciler) secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {

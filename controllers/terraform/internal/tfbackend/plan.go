@@ -12,11 +12,13 @@ import (
 // ConditionPendingPlan is the instance condition that says, while a plan
 // waits for the tenant's approval, what that plan would do: True with reason
 // PlanDestroys, PlanCorrectsDrift or PlanChanges, and a message naming the
-// plan, the revision planned and tofu-controller's own Plan condition. It is
-// what tofu-controller records on the Terraform object (status.plan, status.
-// lastPlannedRevision, the Plan condition), nothing of the plan's contents:
-// no resource values reach the tenant through it. It is removed when no plan
-// waits.
+// plan, the revision planned, once tofu-controller stored the plan in
+// readable form what it would change (counts and resource addresses,
+// plansummary.go) and tofu-controller's own Plan condition. It is what
+// tofu-controller records on the Terraform object (status.plan, status.
+// lastPlannedRevision, the Plan condition) and the summary the controller
+// keeps there: no resource values reach the tenant through it. It is
+// removed when no plan waits.
 const ConditionPendingPlan = "PendingPlan"
 
 // Reasons of ConditionPendingPlan.
@@ -48,6 +50,9 @@ func PendingPlanSummary(tf *tfv1alpha2.Terraform, pending string) (reason, messa
 		rev = planUnknownRevision
 	}
 	message = fmt.Sprintf("plan %s of %s %s", pending, rev, what)
+	if sum, ok := PlanSummaryOf(tf.Annotations, pending); ok {
+		message += ": " + sum.Describe()
+	}
 	if c := meta.FindStatusCondition(st.Conditions, planConditionOfTofu); c != nil && c.Status == metav1.ConditionTrue {
 		message += fmt.Sprintf("; tofu-controller: %s (%s)", c.Message, c.Reason)
 	}

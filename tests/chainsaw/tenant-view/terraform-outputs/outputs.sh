@@ -80,7 +80,7 @@ YAML
   wait_for "Terraform $p/out-db exists" kubectl -n "$p" get terraform out-db
   wait_for "Terraform $p/out-taken exists" kubectl -n "$p" get terraform out-taken
   # tofu-controller's rights in the platform namespace, as its own ClusterRole grants them.
-  kubectl -n "$p" create role tofu --verb=get,list,watch,create,update,patch --resource=secrets,terraforms.infra.contrib.fluxcd.io,terraforms.infra.contrib.fluxcd.io/status >/dev/null
+  kubectl -n "$p" create role tofu --verb=get,list,watch,create,update,patch --resource=secrets,configmaps,terraforms.infra.contrib.fluxcd.io,terraforms.infra.contrib.fluxcd.io/status >/dev/null
   kubectl -n "$p" create rolebinding tofu --role=tofu --serviceaccount="${TOFU_NAMESPACE:-cozy-fluxcd}:tofu-controller" >/dev/null
   # The tenant reads neither the Terraform objects nor the platform namespace's Secrets.
   # shellcheck disable=SC2086
@@ -90,16 +90,57 @@ YAML
   echo "the tenant reads neither Secrets nor Terraform objects of $p"
   ;;
 plan)
-  # tofu-controller plans with changes; the plan waits for approval.
+  # tofu-controller plans with changes; the plan waits for approval. The
+  # Terraform object asks for a readable plan, so the runner first stores
+  # terraform show's text of it (runner/server_save_tfplan.go, api/plan/plan.go
+  # ToConfigMap in flux-iac/tofu-controller), then the controller reports it
+  # pending.
+  [[ "$(kubectl -n "$p" get terraform out-db -o jsonpath='{.spec.storeReadablePlan}')" == human ]] || { echo "storeReadablePlan is not human"; exit 1; }
+  uid=$(kubectl -n "$p" get terraform out-db -o jsonpath='{.metadata.uid}')
+  # shellcheck disable=SC2086
+  kubectl -n "$p" $tofu apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: tfplan-default-out-db
+  labels: {infra.contrib.fluxcd.io/plan-name: out-db, infra.contrib.fluxcd.io/plan-workspace: default}
+  annotations:
+    infra.contrib.fluxcd.io/plan-full-name: out-db
+    infra.contrib.fluxcd.io/plan-full-workspace: default
+    savedPlan: plan-main-6e1fb1aea8
+  ownerReferences: [{apiVersion: infra.contrib.fluxcd.io/v1alpha2, kind: Terraform, name: out-db, uid: ${uid}}]
+data:
+  tfplan: |
+
+    Terraform will perform the following actions:
+
+      # aws_db_instance.main will be created
+      + resource "aws_db_instance" "main" {
+          + password = (sensitive value)
+          + username = "tenant-admin"
+        }
+
+      # aws_security_group.db will be updated in-place
+      ~ resource "aws_security_group" "db" {
+          ~ description = "old" -> "new"
+        }
+
+    Plan: 1 to add, 1 to change, 0 to destroy.
+YAML
   status out-db "{\"status\":{\"observedGeneration\":$(gen out-db),\"lastPlannedRevision\":\"main@sha1:6e1fb1aea8b7\",
     \"plan\":{\"pending\":\"plan-main-6e1fb1aea8\"},
     \"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated: set approvePlan: \\\"plan-main-6e1fb1aea8\\\" to approve this plan.\",\"lastTransitionTime\":\"$(now)\"},
                      {\"type\":\"Plan\",\"status\":\"True\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated\",\"lastTransitionTime\":\"$(now)\"}]}}"
-  wait_for "the tenant reads the pending plan's summary" pending_reason db PlanChanges
-  msg=$(tenant get e2etfout db -o jsonpath='{.status.conditions[?(@.type=="PendingPlan")].reason} {.status.conditions[?(@.type=="PendingPlan")].message}')
-  echo "the tenant reads, before approving: ${msg}"
-  [[ "${msg}" == "PlanChanges plan plan-main-6e1fb1aea8 of main@sha1:6e1fb1aea8b7 creates, changes or destroys resources of the module; tofu-controller: Plan generated (TerraformPlannedWithChanges)" ]] ||
-    { echo "unexpected summary: ${msg}"; exit 1; }
+  want="plan plan-main-6e1fb1aea8 of main@sha1:6e1fb1aea8b7 creates, changes or destroys resources of the module: 1 to add, 1 to change, 0 to destroy (create aws_db_instance.main, update aws_security_group.db); tofu-controller: Plan generated (TerraformPlannedWithChanges)"
+  summarized() { [[ "$(tenant get e2etfout db -o jsonpath='{.status.conditions[?(@.type=="PendingPlan")].reason} {.status.conditions[?(@.type=="PendingPlan")].message}')" == "PlanChanges $want" ]]; }
+  wait_for "the tenant reads what the pending plan would change" summarized || {
+    echo "PendingPlan: $(tenant get e2etfout db -o jsonpath='{.status.conditions[?(@.type=="PendingPlan")].message}')"
+    echo "plan summary on the Terraform object: $(kubectl -n "$p" get terraform out-db -o jsonpath='{.metadata.annotations.apps\.cozystack\.io/plan-summary}')"
+    exit 1
+  }
+  echo "the tenant reads, before approving: $want"
+  # Counts and addresses only: no value of the plan reaches the instance.
+  if tenant get e2etfout db -o json | grep -q tenant-admin; then echo "a value of the plan reached the instance"; exit 1; fi
   # A destroy plan says so.
   status out-taken "{\"status\":{\"observedGeneration\":$(gen out-taken),\"lastPlannedRevision\":\"main@sha1:6e1fb1aea8b7\",
     \"plan\":{\"pending\":\"plan-main-6e1fb1aea8\",\"isDestroyPlan\":true},
