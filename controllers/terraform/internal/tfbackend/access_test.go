@@ -109,4 +109,3 @@ func TestOutputsBinding(t *testing.T) {
 		})
 	}
 }
-
