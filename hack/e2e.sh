@@ -30,6 +30,13 @@
 #
 #   hack/e2e.sh --stock-identities   only that pass
 #
+# A scenario folder holding a `.envoy-gateway` file (or below one) is judged
+# by a real Gateway API implementation: a run that includes it starts Envoy
+# Gateway's control plane beside the control plane (hack/envoy-gateway.sh)
+# and fails when it cannot start. Its ports are fixed, so such runs take a
+# machine-wide lock (${TMPDIR:-/tmp}/cozyplane-envoy-gateway.lock) and wait
+# for each other.
+#
 # The suite is cluster-agnostic: it only needs a kubeconfig and running
 # controllers, so the same tests run here and on a kind cluster.
 source "$(dirname "$0")/lib.sh"
@@ -67,6 +74,7 @@ if ! flock -n 9; then
 fi
 
 cleanup() {
+  "${ROOT}/hack/envoy-gateway.sh" stop "${E2E}" || true
   "${ROOT}/hack/controllers.sh" stop "${E2E}" || true
   "${ROOT}/hack/cluster.sh" down "${E2E}" || true
 }
@@ -78,6 +86,23 @@ while IFS= read -r f; do
   chainsaw lint test -f "${f}" >/dev/null 2>"${E2E}.lint.err" || { cat "${E2E}.lint.err" >&2; die "invalid chainsaw test ${f}"; }
 done < <(find "${SUITE}" -name chainsaw-test.yaml | sort)
 "${ROOT}/hack/controllers.sh" build
+
+# needs_envoy_gateway DIR...: true when a scenario of DIRs is judged by Envoy
+# Gateway: a `.envoy-gateway` file in a DIR, below it, or in a folder of the
+# suite above it.
+needs_envoy_gateway() {
+  local d up
+  for d in "$@"; do
+    d=$(cd "${d}" && pwd)
+    [[ -z "$(find "${d}" -name .envoy-gateway -print -quit)" ]] || return 0
+    up=${d}
+    while [[ "${up}" == "${SUITE}"/* ]]; do
+      [[ ! -f "${up}/.envoy-gateway" ]] || return 0
+      up=$(dirname "${up}")
+    done
+  done
+  return 1
+}
 
 # run REPORT CONTROLLERS DIR...: one control plane, CONTROLLERS (a
 # space-separated list; empty: all) running as their charts' identities,
@@ -100,8 +125,20 @@ run() {
   [[ -n "${failed}" ]] || "${ROOT}/hack/rbac.sh" "${E2E}" ${controllers} || failed="the controllers' RBAC was not applied"
   # shellcheck disable=SC2086
   [[ -n "${failed}" ]] || "${ROOT}/hack/controllers.sh" start "${E2E}" ${controllers} || failed="the controllers did not start"
+  local eg=""
+  if [[ -z "${failed}" ]] && needs_envoy_gateway "$@"; then
+    eg=yes
+    exec 8>"${TMPDIR:-/tmp}/cozyplane-envoy-gateway.lock"
+    if ! flock -n 8; then
+      log "another e2e run is running Envoy Gateway; waiting for it (at most an hour)"
+      flock -w 3600 8 || failed="Envoy Gateway's machine-wide lock was not free within an hour"
+    fi
+    [[ -n "${failed}" ]] || "${ROOT}/hack/envoy-gateway.sh" start "${E2E}" || failed="Envoy Gateway, which scenarios of this run need, did not start"
+  fi
   if [[ -n "${failed}" ]]; then
     log "${failed}: ${report} not run"
+    "${ROOT}/hack/envoy-gateway.sh" stop "${E2E}" || true
+    [[ -z "${eg}" ]] || exec 8>&-
     "${ROOT}/hack/controllers.sh" stop "${E2E}" || true
     "${ROOT}/hack/cluster.sh" down "${E2E}" || true
     return 1
@@ -123,6 +160,8 @@ run() {
       echo "---- last lines of $(basename "${f}")"; tail -n 40 "${f}"
     done
   fi
+  "${ROOT}/hack/envoy-gateway.sh" stop "${E2E}" || true
+  [[ -z "${eg}" ]] || exec 8>&-
   "${ROOT}/hack/controllers.sh" stop "${E2E}" || true
   "${ROOT}/hack/cluster.sh" down "${E2E}" || true
   return ${status}

@@ -3,8 +3,9 @@
 # .cache/bin (git-ignored). Each tool is rebuilt only when the module that pins
 # it changes, so a second run takes seconds.
 #
-#   hack/tools.sh [tool...]   tools: etcd kube controller-gen crds helm chainsaw (default: all
-#                             of these); kro (the peer hack/bench.sh can measure) only when named
+#   hack/tools.sh [tool...]   tools: etcd kube controller-gen crds helm chainsaw envoy-gateway
+#                             (default: all of these); kro (the peer hack/bench.sh can measure)
+#                             only when named
 #
 # Built tools are also kept in a machine-wide cache, keyed by the hash of the
 # files that pin them, so that another checkout of the same commit (a fresh
@@ -132,7 +133,11 @@ tool_controller-gen() { gotool controller-gen sigs.k8s.io/controller-tools/cmd/c
 tool_helm() { gotool helm helm.sh/helm/v3/cmd/helm; }
 tool_chainsaw() { gotool chainsaw github.com/kyverno/chainsaw; }
 tool_kro() { gotool kro github.com/kubernetes-sigs/kro/cmd/controller; }
+# Envoy Gateway's control plane: the Gateway API implementation the e2e suite
+# runs beside the local control plane (hack/envoy-gateway.sh). First build:
+# 10 to 40 minutes on two cores.
+tool_envoy-gateway() { gotool envoy-gateway github.com/envoyproxy/gateway/cmd/envoy-gateway; }
 
 tools=("$@")
-[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube controller-gen crds helm chainsaw)
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube controller-gen crds helm chainsaw envoy-gateway)
 for t in "${tools[@]}"; do "tool_${t}"; done
