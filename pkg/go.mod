@@ -26,6 +26,7 @@ require (
 	github.com/go-openapi/swag/typeutils v0.26.0 // indirect
 	github.com/go-openapi/swag/yamlutils v0.26.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
+	k8s.io/streaming v0.36.3 // indirect
 )
 
 require (

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/cozyplane/cozyplane/pkg/compactcache"
@@ -47,7 +48,15 @@ type Options struct {
 	// event source, user agent.
 	Name string
 
-	MetricsAddr             string
+	MetricsAddr string
+	// MetricsSecure serves the metrics over HTTPS to authenticated and
+	// authorized callers only (controller-runtime's secure serving with the
+	// TokenReview and SubjectAccessReview filter). The charts turn it on;
+	// the local control plane's scripts scrape plain HTTP.
+	MetricsSecure bool
+	// MetricsCertDir holds tls.crt and tls.key for the secure metrics
+	// endpoint; empty: a self-signed certificate made at start-up.
+	MetricsCertDir          string
 	ProbeAddr               string
 	LeaderElect             bool
 	LeaderElectionNamespace string
@@ -71,6 +80,11 @@ type Options struct {
 	// from Name and, when set, the WatchLabelSelector (LeaseName), so every
 	// shard elects its own leader.
 	LeaderElectionID string
+	// LeaseDuration, RenewDeadline and RetryPeriod are the leader election's
+	// timings; zero keeps controller-runtime's (15s, 10s, 2s).
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 	// PprofAddr serves net/http/pprof when set (off by default).
 	PprofAddr string
 	// Compact picks the unstructured kinds whose cached objects keep only
@@ -141,6 +155,11 @@ func (s stringList) Set(v string) error {
 // controller-runtime on flag.CommandLine and honoured by ctrl.GetConfig.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
+		"Serve the metrics over HTTPS to authenticated and authorized clients only: the caller's bearer token is checked with a TokenReview, "+
+			"and a SubjectAccessReview must allow it get on the non-resource URL /metrics.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir,
+		"Directory holding tls.crt and tls.key of the secure metrics endpoint (default: a self-signed certificate made at start-up).")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader election lease (default: the pod's namespace).")
@@ -160,6 +179,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Only reconcile objects matching this label selector (e.g. cozystack.io/shard=a), for running shards; default: all.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID,
 		"Name of the leader election lease (default: derived from the controller name and --watch-label-selector).")
+	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", o.LeaseDuration,
+		"How long standby replicas wait before taking over a lease the leader stopped renewing (default: controller-runtime's 15s).")
+	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", o.RenewDeadline,
+		"How long the leader retries renewing its lease before it gives up leading and exits (default: 10s).")
+	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", o.RetryPeriod,
+		"How often leader election clients retry acquiring or renewing the lease (default: 2s).")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "Address net/http/pprof binds to (default: off).")
 	o.Zap.BindFlags(fs)
 }
@@ -182,12 +207,42 @@ func (o *Options) Validate() error {
 	if _, err := o.Selector(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := o.validateLeaderElectionTimings(); err != nil {
+		errs = append(errs, err)
+	}
 	if o.LeaderElectionID != "" {
 		if msgs := validation.IsDNS1123Subdomain(o.LeaderElectionID); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--leader-election-id %q is not a valid lease name: %s", o.LeaderElectionID, strings.Join(msgs, "; ")))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateLeaderElectionTimings refuses what client-go's leader election
+// would refuse at start-up, with the flags' names: a lease must outlive the
+// renew deadline, which must outlast the retries (client-go jitters the retry
+// period by up to 1.2 times).
+func (o *Options) validateLeaderElectionTimings() error {
+	lease, renew, retry := o.LeaseDuration, o.RenewDeadline, o.RetryPeriod
+	if lease < 0 || renew < 0 || retry < 0 {
+		return fmt.Errorf("the leader election timings must not be negative (lease %s, renew deadline %s, retry period %s)", lease, renew, retry)
+	}
+	if lease == 0 {
+		lease = 15 * time.Second
+	}
+	if renew == 0 {
+		renew = 10 * time.Second
+	}
+	if retry == 0 {
+		retry = 2 * time.Second
+	}
+	if lease <= renew {
+		return fmt.Errorf("--leader-election-lease-duration (%s) must be longer than --leader-election-renew-deadline (%s)", lease, renew)
+	}
+	if float64(renew) <= 1.2*float64(retry) {
+		return fmt.Errorf("--leader-election-renew-deadline (%s) must be longer than 1.2 x --leader-election-retry-period (%s)", renew, retry)
+	}
+	return nil
 }
 
 // Selector parses WatchLabelSelector; nil when it is empty.
@@ -244,13 +299,16 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 	resync := o.ResyncPeriod
 	mo := ctrl.Options{
 		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                       o.metricsOptions(),
 		HealthProbeBindAddress:        o.ProbeAddr,
 		LeaderElection:                o.LeaderElect,
 		LeaderElectionID:              o.LeaseName(),
 		PprofBindAddress:              o.PprofAddr,
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 durationOrNil(o.LeaseDuration),
+		RenewDeadline:                 durationOrNil(o.RenewDeadline),
+		RetryPeriod:                   durationOrNil(o.RetryPeriod),
 		Cache: cache.Options{
 			SyncPeriod:       &resync,
 			DefaultTransform: StripManagedFields,
@@ -290,6 +348,31 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		}
 	}
 	return mo
+}
+
+// metricsOptions serves the metrics on MetricsAddr: plain HTTP, or with
+// MetricsSecure HTTPS where every request's bearer token must authenticate
+// (TokenReview) and be allowed get on /metrics (SubjectAccessReview), so
+// tenants' object names in the metrics' labels reach authorized scrapers
+// only.
+func (o *Options) metricsOptions() metricsserver.Options {
+	m := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.MetricsSecure {
+		m.SecureServing = true
+		m.FilterProvider = filters.WithAuthenticationAndAuthorization
+		if o.MetricsCertDir != "" {
+			m.CertDir, m.CertName, m.KeyName = o.MetricsCertDir, "tls.crt", "tls.key"
+		}
+	}
+	return m
+}
+
+// durationOrNil is &d, or nil (controller-runtime's default) for zero.
+func durationOrNil(d time.Duration) *time.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &d
 }
 
 // Customize adjusts the manager options a controller needs beyond the

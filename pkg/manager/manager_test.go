@@ -40,6 +40,26 @@ func TestFlags(t *testing.T) {
 	}
 }
 
+func TestLeaderElectionTimings(t *testing.T) {
+	o := NewOptions("x")
+	mo := o.ManagerOptions(runtime.NewScheme())
+	if mo.LeaseDuration != nil || mo.RenewDeadline != nil || mo.RetryPeriod != nil {
+		t.Fatalf("without the flags the timings are controller-runtime's defaults, got %v %v %v", mo.LeaseDuration, mo.RenewDeadline, mo.RetryPeriod)
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--leader-election-lease-duration=60s", "--leader-election-renew-deadline=40s", "--leader-election-retry-period=5s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	mo = o.ManagerOptions(runtime.NewScheme())
+	if *mo.LeaseDuration != time.Minute || *mo.RenewDeadline != 40*time.Second || *mo.RetryPeriod != 5*time.Second {
+		t.Fatalf("timings not applied: %v %v %v", *mo.LeaseDuration, *mo.RenewDeadline, *mo.RetryPeriod)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -48,6 +68,9 @@ func TestValidate(t *testing.T) {
 		{[]string{"--workers=0"}, "--workers"},
 		{[]string{"--resync-period=5s"}, "--resync-period"},
 		{[]string{"--kube-api-burst=0"}, "--kube-api-burst"},
+		{[]string{"--leader-election-lease-duration=10s"}, "--leader-election-lease-duration (10s) must be longer than --leader-election-renew-deadline (10s)"},
+		{[]string{"--leader-election-renew-deadline=2s"}, "--leader-election-renew-deadline (2s) must be longer than 1.2 x --leader-election-retry-period (2s)"},
+		{[]string{"--leader-election-retry-period=-1s"}, "must not be negative"},
 	}
 	for _, tt := range tests {
 		o := NewOptions("x")

@@ -70,7 +70,7 @@ spec:
       {{- end }}
       containers:
       - name: manager
-        image: "{{ $.Values.image.repository }}:{{ $.Values.image.tag | default $.Chart.AppVersion }}"
+        image: {{ include "cozyplane-lib.image" $ | quote }}
         imagePullPolicy: {{ $.Values.image.pullPolicy }}
         args:
         - --leader-elect={{ $.Values.leaderElection.enabled }}
@@ -83,14 +83,34 @@ spec:
         - {{ printf "--watch-label-selector=%s notin (%s)" $.Values.shardKey (join "," .shards) | quote }}
         {{- end }}
         - --metrics-bind-address=:8080
+        {{- if $.Values.metrics.secure }}
+        - --metrics-secure
+        {{- end }}
         - --health-probe-bind-address=:8081
         - --workers={{ $.Values.workers }}
         - --resync-period={{ $.Values.resyncPeriod }}
         - --kube-api-qps={{ $.Values.kubeAPI.qps }}
         - --kube-api-burst={{ $.Values.kubeAPI.burst }}
         - --zap-log-level={{ $.Values.logLevel }}
+        {{- with $.Values.leaderElection.leaseDuration }}
+        - --leader-election-lease-duration={{ . }}
+        {{- end }}
+        {{- with $.Values.leaderElection.renewDeadline }}
+        - --leader-election-renew-deadline={{ . }}
+        {{- end }}
+        {{- with $.Values.leaderElection.retryPeriod }}
+        - --leader-election-retry-period={{ . }}
+        {{- end }}
         {{- range $.Values.extraArgs }}
         - {{ . | quote }}
+        {{- end }}
+        {{- with $.Values.extraEnv }}
+        env:
+          {{- toYaml . | nindent 10 }}
+        {{- end }}
+        {{- with $.Values.extraVolumeMounts }}
+        volumeMounts:
+          {{- toYaml . | nindent 10 }}
         {{- end }}
         ports:
         - name: metrics
@@ -112,6 +132,10 @@ spec:
           {{- toYaml $.Values.resources | nindent 10 }}
         securityContext:
           {{- toYaml $.Values.securityContext | nindent 10 }}
+      {{- with $.Values.extraVolumes }}
+      volumes:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
       {{- with $.Values.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}

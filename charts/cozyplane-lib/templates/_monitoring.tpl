@@ -34,6 +34,16 @@ spec:
     scrapeTimeout: {{ . }}
     {{- end }}
     honorLabels: {{ .Values.metrics.serviceMonitor.honorLabels }}
+    {{- if .Values.metrics.secure }}
+    # The secure endpoint takes Prometheus' own ServiceAccount token, which
+    # needs the metrics-reader ClusterRole (metrics.readers).
+    scheme: https
+    bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+    {{- with .Values.metrics.serviceMonitor.tlsConfig }}
+    tlsConfig:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- end }}
 {{- end }}
 {{- end -}}
 

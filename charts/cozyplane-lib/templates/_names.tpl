@@ -6,14 +6,32 @@ gives cozystack-helm. A shard's objects add -shard-<shard>.
 {{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* Labels of every object of a controller chart. */}}
+{{/* Labels of every object of a controller chart: the chart's own, then commonLabels (the own ones win). */}}
 {{- define "cozyplane-lib.labels" -}}
 app.kubernetes.io/name: {{ include "cozyplane-lib.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/part-of: cozyplane
 app.kubernetes.io/component: {{ .Chart.Name }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- $own := list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/part-of" "app.kubernetes.io/component" "app.kubernetes.io/managed-by" "app.kubernetes.io/version" "helm.sh/chart" }}
+{{- range $k, $v := (.Values.commonLabels | default dict) }}
+{{- if not (has $k $own) }}
+{{ $k }}: {{ $v | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The controller's image: repository:tag (the tag defaults to the chart's
+appVersion, which is also the app.kubernetes.io/version label `cozyplane
+version` reads), then @digest when image.digest is set (make release sets it
+to the image index it built), so the digest decides what runs.
+*/}}
+{{- define "cozyplane-lib.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- with .Values.image.digest }}{{ printf "@%s" . }}{{ end -}}
 {{- end -}}
 
 {{/* Selector of the main Deployment's pods (immutable: never change it). */}}
