@@ -8,7 +8,7 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 export GOTOOLCHAIN := local
 
-MODULES := $(patsubst ./%/go.mod,%,$(shell find . -name go.mod -not -path './hack/*' -not -path './.cache/*' -not -path './.dev/*' | sort)) hack/tools/charts hack/tools/testsum
+MODULES := $(patsubst ./%/go.mod,%,$(shell find . -name go.mod -not -path './hack/*' -not -path './.cache/*' -not -path './.dev/*' | sort)) hack/tools/charts hack/tools/release hack/tools/testsum
 CACHE := .cache
 REPORTS := $(CACHE)/reports
 
@@ -96,3 +96,8 @@ images: ## Build each controller's image from the Dockerfile with docker or podm
 	  "$$engine" build --build-arg CONTROLLER=$$c -t "$(IMAGE_REPO)/$$c:$(IMAGE_TAG)" . ; \
 	  if [[ "$(PUSH)" == 1 ]]; then "$$engine" push "$(IMAGE_REPO)/$$c:$(IMAGE_TAG)"; fi; \
 	done
+
+.PHONY: release
+release: ## Build a release into .cache/release/<version> without a container engine: OCI image archives per controller (linux amd64, arm64), the charts packaged with those images' tag and digest, CLI archives for linux and darwin, SHA256SUMS (VERSION=x.y.z; default from git; not part of make test).
+	hack/tools.sh helm
+	cd hack/tools/release && GOWORK=off go run . -root "$(CURDIR)" -out "$(CURDIR)/$(CACHE)/release" $(if $(VERSION),-version "$(VERSION)")
