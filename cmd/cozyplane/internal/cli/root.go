@@ -166,6 +166,7 @@ Exit status: 0 done, 1 failed, 2 and 3 check's verdicts, 4 not found,
 	cmd.AddCommand(newMigrateCommand(root), newGetCommand(root), newTraceCommand(root), newReconcileCommand(root),
 		newSuspendCommand(root, true), newSuspendCommand(root, false), newApproveCommand(root), newCheckCommand(root),
 		newEventsCommand(root))
+	cmd.AddCommand(newVersionCommand(root))
 	completeOutput(cmd)
 	return cmd, root
 }
