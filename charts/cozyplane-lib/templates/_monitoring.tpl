@@ -80,6 +80,9 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
+        {{- if $r.runbookURL }}
+        runbook_url: {{ printf "%s#%s" $r.runbookURL (lower "CozyplaneControllerAbsent") | quote }}
+        {{- end }}
         summary: No {{ $component }} controller has been up for 5 minutes.
         description: >-
           Prometheus scrapes no running {{ $component }} controller in namespace {{ .Release.Namespace }}:
@@ -96,6 +99,9 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
+        {{- if $r.runbookURL }}
+        runbook_url: {{ printf "%s#%s" $r.runbookURL (lower "CozyplaneControllerDown") | quote }}
+        {{- end }}
         summary: {{ printf "The %s controller pod {{ $labels.pod }} has not answered scrapes for 10 minutes." $component | quote }}
         description: >-
           {{ `The metrics endpoint of pod {{ $labels.pod }} in {{ $labels.namespace }} does not answer: the pod is
@@ -115,6 +121,9 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
+        {{- if $r.runbookURL }}
+        runbook_url: {{ printf "%s#%s" $r.runbookURL (lower "CozyplaneReconcileErrors") | quote }}
+        {{- end }}
         summary: {{ printf "{{ $labels.controller }}: more than %v%% of reconciles fail." (mulf $r.reconcileErrorRatio 100) | quote }}
         description: >-
           {{ printf "More than %v%% of the reconciles of {{ $labels.controller }} returned an error for 15 minutes. The controller's log and the objects' Ready conditions and events say why." (mulf $r.reconcileErrorRatio 100) }}
@@ -132,6 +141,9 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
+        {{- if $r.runbookURL }}
+        runbook_url: {{ printf "%s#%s" $r.runbookURL (lower "CozyplaneWorkqueueGrowing") | quote }}
+        {{- end }}
         summary: {{ printf "Work queue {{ $labels.name }} holds more than %v items and keeps growing." (toString $r.workqueueDepth) | quote }}
         description: >-
           {{ `The controller adds work faster than it finishes it for 15 minutes: check the API server's
@@ -148,6 +160,9 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
+        {{- if $r.runbookURL }}
+        runbook_url: {{ printf "%s#%s" $r.runbookURL (lower "CozyplaneResourceNotReady") | quote }}
+        {{- end }}
         summary: {{ printf "{{ $labels.kind }} {{ $labels.%s }}/{{ $labels.name }} has not been Ready for %s." $ns $r.notReadyFor | quote }}
         description: >-
           {{ printf "Its Ready condition has been False or Unknown for %s. kubectl describe shows the reason and message; cozyplane trace follows it to its backing objects." $r.notReadyFor }}
