@@ -218,13 +218,7 @@ func (r *OutputsReconciler) summarizePlan(ctx context.Context, meta *metav1.Part
 		if err := r.Reader.List(ctx, &cms, client.InNamespace(tf.Namespace), client.MatchingLabels{planWorkspaceLabel: DefaultWorkspace}); err != nil {
 			return fmt.Errorf("reading the readable plan of Terraform %s/%s: %w", tf.Namespace, tf.Name, err)
 		}
-		var mine []corev1.ConfigMap
-		for _, cm := range cms.Items {
-			if cm.Annotations[planFullNameAnnotation] == tf.Name || cm.Labels[planNameLabel] == tf.Name {
-				mine = append(mine, cm)
-			}
-		}
-		text, ok := ReadablePlan(pending, mine)
+		text, ok := ReadablePlan(pending, PlanConfigMapsOf(tf, cms.Items))
 		if !ok {
 			return nil // not stored yet: its write changes the Terraform status, and brings us back
 		}

@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 )
 
 // What a pending plan would change, for the tenant who approves it: every
@@ -27,12 +30,10 @@ const (
 	// counted in PlanSummary.More.
 	MaxPlanChanges = 30
 
-	planNameLabel          = "infra.contrib.fluxcd.io/plan-name"
-	planWorkspaceLabel     = "infra.contrib.fluxcd.io/plan-workspace"
-	planChunkAnnotation    = "infra.contrib.fluxcd.io/plan-chunk"
-	planFullNameAnnotation = "infra.contrib.fluxcd.io/plan-full-name"
-	planIDAnnotation       = "savedPlan"
-	planDataKey            = "tfplan"
+	planWorkspaceLabel  = "infra.contrib.fluxcd.io/plan-workspace"
+	planChunkAnnotation = "infra.contrib.fluxcd.io/plan-chunk"
+	planIDAnnotation    = "savedPlan"
+	planDataKey         = "tfplan"
 	// DefaultWorkspace is the workspace of Terraform objects that name
 	// none (the instance reconciler's).
 	DefaultWorkspace = "default"
@@ -87,6 +88,25 @@ func ParseHumanPlan(id, text string) PlanSummary {
 		}
 	}
 	return s
+}
+
+// PlanConfigMapsOf keeps the ConfigMaps tofu-controller wrote for tf's
+// readable plans: an owner reference to tf, its API group, kind, name and
+// uid (a ConfigMap left by an earlier Terraform object of the same name is
+// not its). Pure.
+func PlanConfigMapsOf(tf *tfv1alpha2.Terraform, cms []corev1.ConfigMap) []corev1.ConfigMap {
+	var mine []corev1.ConfigMap
+	for _, cm := range cms {
+		for _, ref := range cm.OwnerReferences {
+			gv, err := schema.ParseGroupVersion(ref.APIVersion)
+			if err == nil && gv.Group == tfv1alpha2.GroupVersion.Group && ref.Kind == tfv1alpha2.TerraformKind &&
+				ref.Name == tf.Name && ref.UID == tf.UID && tf.UID != "" {
+				mine = append(mine, cm)
+				break
+			}
+		}
+	}
+	return mine
 }
 
 // ReadablePlan reassembles the readable plan of plan id from the ConfigMaps

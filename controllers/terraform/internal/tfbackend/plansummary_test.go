@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 )
@@ -106,5 +107,30 @@ func TestPendingPlanSummaryQuotesTheSummary(t *testing.T) {
 	tf.Annotations[AnnotationPlanSummary] = PlanSummaryAnnotation(PlanSummary{Plan: "plan-main-1", Add: 1, Changes: []string{"create aws_s3_bucket.logs"}})
 	if _, msg := PendingPlanSummary(tf, "plan-main-1"); msg != "plan plan-main-1 of main@sha1:1 creates, changes or destroys resources of the module: 1 to add, 0 to change, 0 to destroy (create aws_s3_bucket.logs)" {
 		t.Errorf("with its summary: %s", msg)
+	}
+}
+
+func TestPlanConfigMapsOf(t *testing.T) {
+	tf := &tfv1alpha2.Terraform{ObjectMeta: metav1.ObjectMeta{Name: "out-db", UID: "u1"}}
+	cm := func(name string, refs ...metav1.OwnerReference) corev1.ConfigMap {
+		return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: refs}}
+	}
+	ref := func(apiVersion, kind, name, uid string) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID(uid)}
+	}
+	got := PlanConfigMapsOf(tf, []corev1.ConfigMap{
+		cm("mine", ref("infra.contrib.fluxcd.io/v1alpha2", "Terraform", "out-db", "u1")),
+		cm("another version of the API", ref("infra.contrib.fluxcd.io/v1alpha1", "Terraform", "out-db", "u1")),
+		cm("an earlier object of that name", ref("infra.contrib.fluxcd.io/v1alpha2", "Terraform", "out-db", "u0")),
+		cm("another object", ref("infra.contrib.fluxcd.io/v1alpha2", "Terraform", "out-other", "u2")),
+		cm("another group", ref("evil.example.com/v1alpha2", "Terraform", "out-db", "u1")),
+		cm("no owner"),
+	})
+	var names []string
+	for _, c := range got {
+		names = append(names, c.Name)
+	}
+	if d := cmp.Diff([]string{"mine", "another version of the API"}, names); d != "" {
+		t.Errorf("kept (-want +got):\n%s", d)
 	}
 }
