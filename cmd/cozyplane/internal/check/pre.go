@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -211,7 +212,7 @@ func EvaluateIdentities(workloads []unstructured.Unstructured, ids Identities) [
 		trusted := make([]string, 0, len(w.sas))
 		for _, sa := range w.sas {
 			id := "system:serviceaccount:" + w.ns + ":" + sa
-			if !contains(trusted, id) {
+			if !slices.Contains(trusted, id) {
 				trusted = append(trusted, id)
 			}
 		}
@@ -226,7 +227,7 @@ func EvaluateIdentities(workloads []unstructured.Unstructured, ids Identities) [
 		var fix string
 		for _, d := range found {
 			id := "system:serviceaccount:" + d.ns + ":" + d.serviceAccount
-			if contains(trusted, id) {
+			if slices.Contains(trusted, id) {
 				good = append(good, d.workload+" runs as "+id)
 				continue
 			}
@@ -244,15 +245,6 @@ func EvaluateIdentities(workloads []unstructured.Unstructured, ids Identities) [
 		out = append(out, r)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // EvaluateValuesSecrets checks that every namespace where the helm backend

@@ -2,6 +2,7 @@ package tfbackend
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,7 +76,7 @@ func TenantOutputsSecret(def *instance.Definition, inst *unstructured.Unstructur
 	}
 	data := map[string][]byte{}
 	for k, v := range src.Data {
-		if len(w.Outputs) == 0 || contains(w.Outputs, k) {
+		if len(w.Outputs) == 0 || slices.Contains(w.Outputs, k) {
 			data[k] = append([]byte(nil), v...)
 		}
 	}
@@ -159,13 +160,4 @@ func sameOutputs(desired, existing *corev1.Secret) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
