@@ -35,7 +35,7 @@
 // helm controller's identity the HelmRelease create, the status write and the
 // Created event. With T_raw from the pipeline phase it gives the write
 // efficiency of the requests alone, 3*T_raw/T_direct: the most any controller
-// could reach on this machine, within a run's spread (README, Performance).
+// could reach on this machine, within a run's spread (docs/performance.md).
 //
 // Phase kro (--phase=kro, with kro running on the control plane): the
 // nearest peer on the same measure, in kro.go.
