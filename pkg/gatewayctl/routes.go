@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
@@ -108,7 +109,7 @@ func Admits(ownerNamespace, namespace string, labels map[string]string) bool {
 // route) are left out. reader must have IndexParentGateway (a cache set up
 // with SetupIndexes).
 func AttachedRoutes(ctx context.Context, reader client.Reader, tgw *gatewayv1alpha1.TenantGateway) ([]Route, error) {
-	gw := tgw.Namespace + "/" + tenantgateway.GatewayName(tgw.Name)
+	gw := tgw.Namespace + "/" + names.Gateway(tgw.Name)
 	admitted := map[string]bool{}
 	admits := func(ns string) (bool, error) {
 		if ok, seen := admitted[ns]; seen {

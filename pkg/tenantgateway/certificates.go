@@ -1,6 +1,7 @@
 package tenantgateway
 
 import (
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	"maps"
 	"slices"
 	"strings"
@@ -47,7 +48,7 @@ func DesiredCertificates(in CertificatesInput) []cmv1.Certificate {
 	if in.CertMode == gatewayv1alpha1.CertModeExistingSecret {
 		return nil
 	}
-	wildcard := WildcardCertificateName(in.TenantGateway)
+	wildcard := names.WildcardCertificate(in.TenantGateway)
 	dnsNames := map[string][]string{} // Secret name → hostnames
 	for _, l := range in.Listeners {
 		if !terminatesTLS(l) || l.Hostname == nil {
@@ -65,7 +66,7 @@ func DesiredCertificates(in CertificatesInput) []cmv1.Certificate {
 				if domain, ok := strings.CutPrefix(host, "*."); ok {
 					dnsNames[name] = append(dnsNames[name], domain)
 				}
-			case !strings.Contains(host, "*") && name == PerListenerCertificateName(in.TenantGateway, host):
+			case !strings.Contains(host, "*") && name == names.PerListenerCertificate(in.TenantGateway, host):
 				dnsNames[name] = append(dnsNames[name], host)
 			}
 		}
@@ -84,7 +85,7 @@ func DesiredCertificates(in CertificatesInput) []cmv1.Certificate {
 				SecretName: name,
 				DNSNames:   sortDNSNames(dnsNames[name]),
 				IssuerRef: cmmetav1.IssuerReference{
-					Name:  IssuerName(in.TenantGateway),
+					Name:  names.Issuer(in.TenantGateway),
 					Kind:  cmv1.IssuerKind,
 					Group: cmv1.SchemeGroupVersion.Group,
 				},

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
 
@@ -55,10 +56,10 @@ func TestDesiredCertificates(t *testing.T) {
 	foreign := []gatewayv1.Listener{
 		httpsListener("https-other", "other.example.org", "someone-elses-secret", "tenant-root", RouteKindsShared443),
 		// Our naming, but for another hostname than the listener's.
-		httpsListener("https-x", "x.example.org", PerListenerCertificateName("cozystack", "y.example.org"), "tenant-root", RouteKindsShared443),
+		httpsListener("https-x", "x.example.org", names.PerListenerCertificate("cozystack", "y.example.org"), "tenant-root", RouteKindsShared443),
 		// Our name, but a Secret in another namespace.
 		func() gatewayv1.Listener {
-			l := httpsListener("https-ns", "ns.example.org", PerListenerCertificateName("cozystack", "ns.example.org"), "tenant-root", RouteKindsShared443)
+			l := httpsListener("https-ns", "ns.example.org", names.PerListenerCertificate("cozystack", "ns.example.org"), "tenant-root", RouteKindsShared443)
 			l.TLS.CertificateRefs[0].Namespace = ptr.To(gatewayv1.Namespace("elsewhere"))
 			return l
 		}(),

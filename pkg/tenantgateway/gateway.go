@@ -1,6 +1,7 @@
 package tenantgateway
 
 import (
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -37,7 +38,7 @@ func DesiredGateway(in GatewayInput) *gatewayv1.Gateway {
 	return &gatewayv1.Gateway{
 		TypeMeta: metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      GatewayName(in.TenantGateway),
+			Name:      names.Gateway(in.TenantGateway),
 			Namespace: in.Namespace,
 			Labels:    ObjectLabels(in.TenantGateway, in.ManagedBy),
 		},
@@ -69,7 +70,7 @@ func DesiredRedirectRoute(in RedirectRouteInput) *gatewayv1.HTTPRoute {
 	return &gatewayv1.HTTPRoute{
 		TypeMeta: metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: "HTTPRoute"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      RedirectRouteName(in.TenantGateway),
+			Name:      names.RedirectRoute(in.TenantGateway),
 			Namespace: in.Namespace,
 			Labels:    ObjectLabels(in.TenantGateway, in.ManagedBy),
 		},
@@ -100,7 +101,7 @@ func gatewayParentRef(tgw, namespace string) gatewayv1.ParentReference {
 		Group:       ptr.To(gatewayv1.Group(gatewayv1.GroupName)),
 		Kind:        ptr.To(gatewayv1.Kind("Gateway")),
 		Namespace:   ptr.To(gatewayv1.Namespace(namespace)),
-		Name:        gatewayv1.ObjectName(GatewayName(tgw)),
-		SectionName: ptr.To(gatewayv1.SectionName(ListenerHTTP)),
+		Name:        gatewayv1.ObjectName(names.Gateway(tgw)),
+		SectionName: ptr.To(gatewayv1.SectionName(names.ListenerHTTP)),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
 
@@ -83,13 +84,13 @@ func DesiredIssuer(in IssuerInput) (*cmv1.Issuer, error) {
 	return &cmv1.Issuer{
 		TypeMeta: metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.IssuerKind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      IssuerName(in.TenantGateway),
+			Name:      names.Issuer(in.TenantGateway),
 			Namespace: in.Namespace,
 			Labels:    ObjectLabels(in.TenantGateway, in.ManagedBy),
 		},
 		Spec: cmv1.IssuerSpec{IssuerConfig: cmv1.IssuerConfig{ACME: &cmacmev1.ACMEIssuer{
 			Server:     server,
-			PrivateKey: secretKey(ACMEAccountSecretName(in.TenantGateway), ""),
+			PrivateKey: secretKey(names.ACMEAccountSecret(in.TenantGateway), ""),
 			Solvers:    []cmacmev1.ACMEChallengeSolver{solver},
 		}}},
 	}, nil

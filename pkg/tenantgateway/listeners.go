@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
 
@@ -137,7 +138,7 @@ func DesiredListeners(in ListenersInput) ([]gatewayv1.Listener, []RejectedHostna
 	children, rejected := usableChildren(in.ChildApexes, apex)
 	scope := HostnameScope{Apex: apex, ChildApexes: children, Reserved: map[string]string{}}
 	for _, svc := range services {
-		scope.Reserved[PassthroughHostname(svc, apex)] = PassthroughListenerName(svc)
+		scope.Reserved[names.PassthroughHostname(svc, apex)] = names.PassthroughListener(svc)
 	}
 
 	listeners := []gatewayv1.Listener{httpListener(in.Namespace, in.CertManagerNamespace)}
@@ -146,7 +147,7 @@ func DesiredListeners(in ListenersInput) ([]gatewayv1.Listener, []RejectedHostna
 		l, r := perHostListeners(in, scope)
 		listeners, rejected = append(listeners, l...), append(rejected, r...)
 	case gatewayv1alpha1.CertModeDNS01, gatewayv1alpha1.CertModeExistingSecret:
-		secret := WildcardCertificateName(in.TenantGateway)
+		secret := names.WildcardCertificate(in.TenantGateway)
 		if in.CertMode == gatewayv1alpha1.CertModeExistingSecret {
 			if in.WildcardSecretName == "" {
 				return nil, nil, &SpecError{Field: "wildcardSecretRef", Message: "certMode existingSecret needs the name of the Secret with the wildcard certificate"}
@@ -176,10 +177,10 @@ func passthroughServices(services []string, apex string) ([]string, error) {
 	slices.Sort(out)
 	out = slices.Compact(out)
 	for _, svc := range out {
-		if errs := validation.IsDNS1123Label(svc); len(errs) > 0 || len(svc) > MaxPassthroughService {
-			return nil, &SpecError{Field: "tlsPassthroughServices", Message: fmt.Sprintf("service %q must be a DNS-1123 label of at most %d characters", svc, MaxPassthroughService)}
+		if errs := validation.IsDNS1123Label(svc); len(errs) > 0 || len(svc) > names.MaxPassthroughService {
+			return nil, &SpecError{Field: "tlsPassthroughServices", Message: fmt.Sprintf("service %q must be a DNS-1123 label of at most %d characters", svc, names.MaxPassthroughService)}
 		}
-		if h := PassthroughHostname(svc, apex); len(h) > validation.DNS1123SubdomainMaxLength {
+		if h := names.PassthroughHostname(svc, apex); len(h) > validation.DNS1123SubdomainMaxLength {
 			return nil, &SpecError{Field: "tlsPassthroughServices", Message: fmt.Sprintf("hostname %s of service %q is longer than %d characters", h, svc, validation.DNS1123SubdomainMaxLength)}
 		}
 	}
@@ -197,13 +198,13 @@ func perHostListeners(in ListenersInput, scope HostnameScope) ([]gatewayv1.Liste
 			rejected = append(rejected, *rej)
 			continue
 		}
-		name := PerHostListenerName(h)
+		name := names.PerHostListener(h)
 		if other, taken := byName[name]; taken {
 			rejected = append(rejected, nameCollision(h, other, name))
 			continue
 		}
 		byName[name] = h
-		listeners = append(listeners, httpsListener(name, h, PerListenerCertificateName(in.TenantGateway, h), in.Namespace, in.RouteKinds))
+		listeners = append(listeners, httpsListener(name, h, names.PerListenerCertificate(in.TenantGateway, h), in.Namespace, in.RouteKinds))
 	}
 	return listeners, rejected
 }
@@ -232,14 +233,14 @@ func usableChildren(childApexes []string, apex string) ([]string, []RejectedHost
 // cover.
 func wildcardListeners(in ListenersInput, scope HostnameScope, secret string) ([]gatewayv1.Listener, []RejectedHostname) {
 	listeners := []gatewayv1.Listener{
-		httpsListener(ListenerHTTPS, "*."+scope.Apex, secret, in.Namespace, in.RouteKinds),
-		httpsListener(ListenerHTTPSApex, scope.Apex, secret, in.Namespace, in.RouteKinds),
+		httpsListener(names.ListenerHTTPS, "*."+scope.Apex, secret, in.Namespace, in.RouteKinds),
+		httpsListener(names.ListenerHTTPSApex, scope.Apex, secret, in.Namespace, in.RouteKinds),
 	}
 	var rejected []RejectedHostname
 	byName := map[string]string{}
 	var served []string
 	for _, c := range scope.ChildApexes {
-		name := ChildListenerName(c)
+		name := names.ChildListener(c)
 		if other, taken := byName[name]; taken {
 			rejected = append(rejected, nameCollision(c, other, name))
 			continue
@@ -288,7 +289,7 @@ func httpListener(ownerNamespace, certManagerNamespace string) gatewayv1.Listene
 	slices.Sort(values)
 	values = slices.Compact(values)
 	return gatewayv1.Listener{
-		Name:     ListenerHTTP,
+		Name:     names.ListenerHTTP,
 		Port:     80,
 		Protocol: gatewayv1.HTTPProtocolType,
 		AllowedRoutes: &gatewayv1.AllowedRoutes{
@@ -328,8 +329,8 @@ func httpsListener(name, hostname, secret, ownerNamespace string, kinds RouteKin
 // passthroughListener passes TLS for <service>.<apex> through to a TLSRoute.
 func passthroughListener(ownerNamespace, service, apex string, kinds RouteKinds) gatewayv1.Listener {
 	return gatewayv1.Listener{
-		Name:          gatewayv1.SectionName(PassthroughListenerName(service)),
-		Hostname:      ptr.To(gatewayv1.Hostname(PassthroughHostname(service, apex))),
+		Name:          gatewayv1.SectionName(names.PassthroughListener(service)),
+		Hostname:      ptr.To(gatewayv1.Hostname(names.PassthroughHostname(service, apex))),
 		Port:          443,
 		Protocol:      gatewayv1.TLSProtocolType,
 		TLS:           &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
 
@@ -131,7 +132,7 @@ func TestDesiredListeners(t *testing.T) {
 				"https 443/HTTPS *.example.org Terminate secret=cozystack-gateway-tls" + httpsTail,
 				"https-apex 443/HTTPS example.org Terminate secret=cozystack-gateway-tls" + httpsTail,
 				"https-child-alice-cf290f3a 443/HTTPS *.alice.example.org Terminate secret=cozystack-gateway-tls" + httpsTail,
-				"https-child-bob-" + HostnameHash("bob.example.org") + " 443/HTTPS *.bob.example.org Terminate secret=cozystack-gateway-tls" + httpsTail,
+				"https-child-bob-" + names.HostnameHash("bob.example.org") + " 443/HTTPS *.bob.example.org Terminate secret=cozystack-gateway-tls" + httpsTail,
 			}, defaultTLSLines...),
 			wantRejected: []string{
 				"a.b.example.org " + gatewayv1alpha1.ReasonHostnameNotCovered,
@@ -265,17 +266,17 @@ func assertListenerInvariants(t *testing.T, listeners []gatewayv1.Listener, poli
 	if len(listeners) > MaxListeners {
 		t.Errorf("%d listeners", len(listeners))
 	}
-	names := map[gatewayv1.SectionName]bool{}
+	seen := map[gatewayv1.SectionName]bool{}
 	triples := map[string]bool{}
 	var httpsKinds []gatewayv1.RouteGroupKind
 	for i, l := range listeners {
 		if errs := validation.IsDNS1123Label(string(l.Name)); len(errs) > 0 {
 			t.Errorf("listener name %q: %v", l.Name, errs)
 		}
-		if names[l.Name] {
+		if seen[l.Name] {
 			t.Errorf("duplicate listener name %q", l.Name)
 		}
-		names[l.Name] = true
+		seen[l.Name] = true
 		triple := fmt.Sprintf("%d/%s/%s", l.Port, l.Protocol, ptr.Deref(l.Hostname, ""))
 		if triples[triple] {
 			t.Errorf("duplicate port/protocol/hostname %s", triple)
@@ -286,7 +287,7 @@ func assertListenerInvariants(t *testing.T, listeners []gatewayv1.Listener, poli
 		}
 		// Wildcards only on the fixed wildcard-mode listeners.
 		if l.Hostname != nil && strings.Contains(string(*l.Hostname), "*") &&
-			l.Name != ListenerHTTPS && !strings.HasPrefix(string(l.Name), childListenerPrefix) {
+			l.Name != names.ListenerHTTPS && !strings.HasPrefix(string(l.Name), "https-child-") {
 			t.Errorf("wildcard hostname on listener %q", l.Name)
 		}
 		// Per protocol, each listener admits the one kind its protocol

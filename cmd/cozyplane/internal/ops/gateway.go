@@ -7,12 +7,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
-
-// IssuerName is the Issuer gateway-certs derives for a TenantGateway
-// (docs/gateway-certs.md).
-func IssuerName(tgw string) string { return tgw + "-gateway" }
 
 // NamespaceState is what trace found of a namespace a TenantGateway
 // attaches: its own, and each of spec.attachedNamespaces.
@@ -73,7 +70,7 @@ func GatewayTree(t GatewayTrace) *Node {
 
 	mode := str(tgw, "spec", "certMode")
 	if mode != string(gatewayv1alpha1.CertModeExistingSecret) || t.Issuer != nil {
-		is := &Node{Kind: "Issuer", Namespace: ns, Name: IssuerName(name), Reason: "NotFound", Message: "does not exist yet"}
+		is := &Node{Kind: "Issuer", Namespace: ns, Name: names.Issuer(name), Reason: "NotFound", Message: "does not exist yet"}
 		switch {
 		case t.IssuerErr != nil:
 			is.Reason, is.Message = "Unreadable", t.IssuerErr.Error()

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/ownerref"
 )
@@ -202,8 +203,8 @@ var (
 func (g *Gatherer) TraceGateway(ctx context.Context, tgw *unstructured.Unstructured) GatewayTrace {
 	t := GatewayTrace{TenantGateway: tgw}
 	ns, name := tgw.GetNamespace(), tgw.GetName()
-	t.Gateway, t.GatewayErr = g.getOptional(ctx, gatewayGK, ns, name)
-	t.Issuer, t.IssuerErr = g.getOptional(ctx, issuerGK, ns, IssuerName(name))
+	t.Gateway, t.GatewayErr = g.getOptional(ctx, gatewayGK, ns, names.Gateway(name))
+	t.Issuer, t.IssuerErr = g.getOptional(ctx, issuerGK, ns, names.Issuer(name))
 
 	if gvr, err := g.resourceFor(certificateGK); err != nil {
 		t.CertificatesErr = err
@@ -217,16 +218,16 @@ func (g *Gatherer) TraceGateway(ctx context.Context, tgw *unstructured.Unstructu
 		}
 	}
 
-	names := []string{ns}
+	nsNames := []string{ns}
 	seen := map[string]bool{ns: true}
 	attached, _, _ := unstructured.NestedStringSlice(tgw.Object, "spec", "attachedNamespaces")
 	for _, n := range attached {
 		if !seen[n] {
 			seen[n] = true
-			names = append(names, n)
+			nsNames = append(nsNames, n)
 		}
 	}
-	for _, n := range names {
+	for _, n := range nsNames {
 		st := NamespaceState{Name: n}
 		obj, err := g.Get(ctx, namespacesGVR, "", n)
 		switch {
@@ -253,7 +254,7 @@ func (g *Gatherer) TraceGateway(ctx context.Context, tgw *unstructured.Unstructu
 			continue
 		}
 		for i := range routes {
-			if NamesGateway(&routes[i], ns, name) {
+			if NamesGateway(&routes[i], ns, names.Gateway(name)) {
 				t.Routes = append(t.Routes, routes[i])
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/phase"
@@ -93,7 +94,7 @@ func (r *Reconciler) phases() []phase.Phase[*certs] {
 // retried; anything else is, with ReconcileError).
 func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (metav1.Condition, ctrl.Result, error) {
 	c := &certs{tgw: tgw, state: tenantgateway.CertificatesState{
-		Mode: tgw.Spec.EffectiveCertMode(), Gateway: tgw.Namespace + "/" + tenantgateway.GatewayName(tgw.Name)}}
+		Mode: tgw.Spec.EffectiveCertMode(), Gateway: tgw.Namespace + "/" + names.Gateway(tgw.Name)}}
 	err := phase.Run(ctx, c, r.phases()...)
 	if s, ok := reconcileerr.AsStalled(err); ok {
 		// The spec must change; retrying does not help.
@@ -117,7 +118,7 @@ func (r *Reconciler) issuer(ctx context.Context, c *certs) error {
 		return err
 	}
 	var live cmv1.Issuer
-	name := tenantgateway.IssuerName(tgw.Name)
+	name := names.Issuer(tgw.Name)
 	found, err := r.Get(ctx, tgw.Namespace, name, &live)
 	if err != nil {
 		return err
@@ -143,7 +144,7 @@ func (r *Reconciler) issuer(ctx context.Context, c *certs) error {
 func (r *Reconciler) certificates(ctx context.Context, c *certs) error {
 	tgw := c.tgw
 	var err error
-	c.state.GatewayFound, err = r.Get(ctx, tgw.Namespace, tenantgateway.GatewayName(tgw.Name), &c.gw)
+	c.state.GatewayFound, err = r.Get(ctx, tgw.Namespace, names.Gateway(tgw.Name), &c.gw)
 	if err != nil {
 		return err
 	}

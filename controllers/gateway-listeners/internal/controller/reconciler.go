@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/phase"
@@ -145,7 +146,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 
 func (r *Reconciler) read(ctx context.Context, l *listeners) error {
 	var gw gatewayv1.Gateway
-	found, err := r.Get(ctx, l.tgw.Namespace, tenantgateway.GatewayName(l.tgw.Name), &gw)
+	found, err := r.Get(ctx, l.tgw.Namespace, names.Gateway(l.tgw.Name), &gw)
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func (r *Reconciler) read(ctx context.Context, l *listeners) error {
 		l.gw = &gw
 	}
 	var route gatewayv1.HTTPRoute
-	found, err = r.Get(ctx, l.tgw.Namespace, tenantgateway.RedirectRouteName(l.tgw.Name), &route)
+	found, err = r.Get(ctx, l.tgw.Namespace, names.RedirectRoute(l.tgw.Name), &route)
 	if err != nil {
 		return err
 	}
@@ -240,11 +241,11 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	}
 	passthrough := map[string]bool{}
 	for _, svc := range tgw.Spec.TLSPassthroughServices {
-		passthrough[tenantgateway.PassthroughHostname(svc, tenantgateway.NormalizeHostname(tgw.Spec.Apex))] = true
+		passthrough[names.PassthroughHostname(svc, tenantgateway.NormalizeHostname(tgw.Spec.Apex))] = true
 	}
 	var hostnames []string
 	for _, rt := range routes {
-		if rt.IsSolver() || gatewayctl.ConflictLoser(gatewayctl.RouteParents(rt.Object), rt.Key.Namespace, tgw.Namespace, tenantgateway.GatewayName(tgw.Name)) {
+		if rt.IsSolver() || gatewayctl.ConflictLoser(gatewayctl.RouteParents(rt.Object), rt.Key.Namespace, tgw.Namespace, names.Gateway(tgw.Name)) {
 			continue
 		}
 		for _, h := range rt.Hostnames {

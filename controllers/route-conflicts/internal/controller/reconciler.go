@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
@@ -98,7 +99,7 @@ func ourParents(o client.Object) []string {
 // that carry an entry but are no longer attached lose it, and when the
 // TenantGateway is gone, every entry for its Gateway goes.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	gwNS, gwName := req.Namespace, tenantgateway.GatewayName(req.Name)
+	gwNS, gwName := req.Namespace, names.Gateway(req.Name)
 	verdicts := map[tenantgateway.RouteKey]tenantgateway.Verdict{}
 	var tgw gatewayv1alpha1.TenantGateway
 	err := r.Client.Get(ctx, req.NamespacedName, &tgw)

@@ -1,4 +1,4 @@
-package tenantgateway
+package names
 
 import (
 	"strings"
@@ -27,24 +27,24 @@ func TestHostnameHash(t *testing.T) {
 func TestNames(t *testing.T) {
 	long := strings.Repeat("a", 63)
 	tests := []struct{ name, got, want string }{
-		{"per-host listener", PerHostListenerName("harbor.example.org"), "https-harbor-91fb3185"},
-		{"per-host listener, upper case", PerHostListenerName("HARBOR.Example.org"), "https-harbor-91fb3185"},
-		{"same first label, other host", PerHostListenerName("harbor.alice.example.org"), "https-harbor-45348fe9"},
-		{"child listener", ChildListenerName("alice.example.org"), "https-child-alice-cf290f3a"},
-		{"per-host listener, long first label cut to 42", PerHostListenerName(long + ".example.org"), "https-" + strings.Repeat("a", 42) + "-" + HostnameHash(long+".example.org")},
-		{"child listener, long first label cut to 42", ChildListenerName(long + ".example.org"), "https-child-" + strings.Repeat("a", 42) + "-" + HostnameHash(long+".example.org")},
-		{"cut ending on a hyphen drops it", PerHostListenerName(strings.Repeat("a", 41) + "-b.example.org"), "https-" + strings.Repeat("a", 41) + "-" + HostnameHash(strings.Repeat("a", 41)+"-b.example.org")},
-		{"odd characters become hyphens", PerHostListenerName("my_app.example.org"), "https-my-app-" + HostnameHash("my_app.example.org")},
-		{"nothing usable leaves the label out", PerHostListenerName("*.example.org"), "https-" + HostnameHash("*.example.org")},
-		{"passthrough listener", PassthroughListenerName("vm-exportproxy"), "tls-vm-exportproxy"},
+		{"per-host listener", PerHostListener("harbor.example.org"), "https-harbor-91fb3185"},
+		{"per-host listener, upper case", PerHostListener("HARBOR.Example.org"), "https-harbor-91fb3185"},
+		{"same first label, other host", PerHostListener("harbor.alice.example.org"), "https-harbor-45348fe9"},
+		{"child listener", ChildListener("alice.example.org"), "https-child-alice-cf290f3a"},
+		{"per-host listener, long first label cut to 42", PerHostListener(long + ".example.org"), "https-" + strings.Repeat("a", 42) + "-" + HostnameHash(long+".example.org")},
+		{"child listener, long first label cut to 42", ChildListener(long + ".example.org"), "https-child-" + strings.Repeat("a", 42) + "-" + HostnameHash(long+".example.org")},
+		{"cut ending on a hyphen drops it", PerHostListener(strings.Repeat("a", 41) + "-b.example.org"), "https-" + strings.Repeat("a", 41) + "-" + HostnameHash(strings.Repeat("a", 41)+"-b.example.org")},
+		{"odd characters become hyphens", PerHostListener("my_app.example.org"), "https-my-app-" + HostnameHash("my_app.example.org")},
+		{"nothing usable leaves the label out", PerHostListener("*.example.org"), "https-" + HostnameHash("*.example.org")},
+		{"passthrough listener", PassthroughListener("vm-exportproxy"), "tls-vm-exportproxy"},
 		{"passthrough hostname", PassthroughHostname("api", "example.org"), "api.example.org"},
-		{"gateway", GatewayName("cozystack"), "cozystack"},
-		{"issuer", IssuerName("cozystack"), "cozystack-gateway"},
-		{"acme account", ACMEAccountSecretName("cozystack"), "cozystack-acme-account"},
-		{"per-listener certificate", PerListenerCertificateName("cozystack", "harbor.example.org"), "cozystack-harbor-91fb3185-tls"},
-		{"per-listener certificate, upper case", PerListenerCertificateName("cozystack", "Harbor.EXAMPLE.org"), "cozystack-harbor-91fb3185-tls"},
-		{"wildcard certificate", WildcardCertificateName("cozystack"), "cozystack-gateway-tls"},
-		{"redirect route", RedirectRouteName("cozystack"), "cozystack-http-redirect"},
+		{"gateway", Gateway("cozystack"), "cozystack"},
+		{"issuer", Issuer("cozystack"), "cozystack-gateway"},
+		{"acme account", ACMEAccountSecret("cozystack"), "cozystack-acme-account"},
+		{"per-listener certificate", PerListenerCertificate("cozystack", "harbor.example.org"), "cozystack-harbor-91fb3185-tls"},
+		{"per-listener certificate, upper case", PerListenerCertificate("cozystack", "Harbor.EXAMPLE.org"), "cozystack-harbor-91fb3185-tls"},
+		{"wildcard certificate", WildcardCertificate("cozystack"), "cozystack-gateway-tls"},
+		{"redirect route", RedirectRoute("cozystack"), "cozystack-http-redirect"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func FuzzGeneratedNamesAreValid(f *testing.F) {
 
 func assertValidNames(t *testing.T, host string) {
 	t.Helper()
-	for _, n := range []string{PerHostListenerName(host), ChildListenerName(host)} {
+	for _, n := range []string{PerHostListener(host), ChildListener(host)} {
 		if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
 			t.Errorf("listener name %q for %q: %v", n, host, errs)
 		}
@@ -95,14 +95,14 @@ func assertValidNames(t *testing.T, host string) {
 	// The longest TenantGateway name the CRD admits: the Certificate and
 	// its Secret still get a valid object name (a DNS-1123 subdomain).
 	tgw := strings.Repeat("t", 63)
-	if n := PerListenerCertificateName(tgw, host); len(validation.IsDNS1123Subdomain(n)) > 0 {
+	if n := PerListenerCertificate(tgw, host); len(validation.IsDNS1123Subdomain(n)) > 0 {
 		t.Errorf("certificate name %q for %q: %v", n, host, validation.IsDNS1123Subdomain(n))
 	}
 }
 
 // The longest name fits exactly: https-child- (12) + 42 + "-" + 8 = 63.
 func TestLongestListenerNameIs63(t *testing.T) {
-	if n := ChildListenerName(strings.Repeat("z", 63) + ".example.org"); len(n) != 63 {
+	if n := ChildListener(strings.Repeat("z", 63) + ".example.org"); len(n) != 63 {
 		t.Fatalf("len(%q) = %d, want 63", n, len(n))
 	}
 }

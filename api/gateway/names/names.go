@@ -1,4 +1,4 @@
-package tenantgateway
+package names
 
 import (
 	"crypto/sha256"
@@ -72,24 +72,24 @@ func hashedName(prefix, hostname, suffix string) string {
 	return prefix + HostnameHash(hostname) + suffix
 }
 
-// PerHostListenerName is the HTTP-01 listener for one route hostname:
+// PerHostListener is the HTTP-01 listener for one route hostname:
 // https-<first-label>-<8hex>.
-func PerHostListenerName(hostname string) string {
+func PerHostListener(hostname string) string {
 	return hashedName(perHostListenerPrefix, hostname, "")
 }
 
-// ChildListenerName is the wildcard-mode listener for an inheriting child
+// ChildListener is the wildcard-mode listener for an inheriting child
 // apex (hostname *.<child apex>): https-child-<first-label>-<8hex>, both taken
 // from the child apex.
-func ChildListenerName(childApex string) string {
+func ChildListener(childApex string) string {
 	return hashedName(childListenerPrefix, childApex, "")
 }
 
-// PassthroughListenerName is the TLS passthrough listener of a service:
+// PassthroughListener is the TLS passthrough listener of a service:
 // tls-<service>. The service must be a DNS-1123 label of at most
 // MaxPassthroughService characters (the CRD enforces it; DesiredListeners
 // checks it again).
-func PassthroughListenerName(service string) string {
+func PassthroughListener(service string) string {
 	return passthroughListenerPrefix + service
 }
 
@@ -99,26 +99,26 @@ func PassthroughHostname(service, apex string) string {
 	return service + "." + apex
 }
 
-// GatewayName is the Gateway derived from the TenantGateway tgw: its own name.
-func GatewayName(tgw string) string { return tgw }
+// Gateway is the Gateway derived from the TenantGateway tgw: its own name.
+func Gateway(tgw string) string { return tgw }
 
-// IssuerName is the per-tenant cert-manager Issuer: <tgw>-gateway.
-func IssuerName(tgw string) string { return tgw + "-gateway" }
+// Issuer is the per-tenant cert-manager Issuer: <tgw>-gateway.
+func Issuer(tgw string) string { return tgw + "-gateway" }
 
-// ACMEAccountSecretName holds the Issuer's ACME account key:
+// ACMEAccountSecret holds the Issuer's ACME account key:
 // <tgw>-acme-account.
-func ACMEAccountSecretName(tgw string) string { return tgw + "-acme-account" }
+func ACMEAccountSecret(tgw string) string { return tgw + "-acme-account" }
 
-// PerListenerCertificateName is the HTTP-01 Certificate (and its Secret) for
+// PerListenerCertificate is the HTTP-01 Certificate (and its Secret) for
 // one hostname: <tgw>-<first-label>-<8hex>-tls.
-func PerListenerCertificateName(tgw, hostname string) string {
+func PerListenerCertificate(tgw, hostname string) string {
 	return hashedName(tgw+"-", hostname, "-tls")
 }
 
-// WildcardCertificateName is the DNS-01 Certificate (and its Secret):
+// WildcardCertificate is the DNS-01 Certificate (and its Secret):
 // <tgw>-gateway-tls.
-func WildcardCertificateName(tgw string) string { return tgw + "-gateway-tls" }
+func WildcardCertificate(tgw string) string { return tgw + "-gateway-tls" }
 
-// RedirectRouteName is the HTTP-to-HTTPS redirect HTTPRoute:
+// RedirectRoute is the HTTP-to-HTTPS redirect HTTPRoute:
 // <tgw>-http-redirect.
-func RedirectRouteName(tgw string) string { return tgw + "-http-redirect" }
+func RedirectRoute(tgw string) string { return tgw + "-http-redirect" }
