@@ -4,6 +4,10 @@
 // cluster could not tell). docs/security.md ("Residual risks") says why each
 // matters; docs/cli.md ("check") how to read the report.
 //
+// Run also judges the platform itself once installed: its controllers ready
+// and the CRDs their components need (installed.go); RunPre what it needs
+// before its charts are installed (pre.go).
+//
 // Gather reads the objects; the Evaluate* functions decide, purely.
 package check
 
@@ -199,6 +203,23 @@ func Run(ctx context.Context, c dynamic.Interface, o Options) Report {
 		results = append(results, unknown(CheckQuotas, err, quotasFix))
 	} else {
 		results = append(results, EvaluateQuotas(namespaces, quotas, o.TenantPrefix))
+	}
+
+	// The charts' controllers and the CRDs their components work with.
+	var components []string
+	if derr != nil {
+		results = append(results, unknown(CheckControllers, derr, "run check as a cluster administrator"))
+	} else {
+		components = DeployedComponents(deploys)
+		results = append(results, EvaluateControllers(deploys))
+	}
+	crds, cerr := list(crdsGVR)
+	if cerr != nil {
+		for _, g := range installedGroups() {
+			results = append(results, unknown(g.check, cerr, "run check as a cluster administrator"))
+		}
+	} else {
+		results = append(results, EvaluateInstalledCRDs(crds, components)...)
 	}
 	return Summarize(results)
 }

@@ -195,20 +195,25 @@ func TestRunWithAFakeCluster(t *testing.T) {
 	lists := map[schema.GroupVersionResource]string{
 		deploymentsGVR: "DeploymentList", daemonSetsGVR: "DaemonSetList", configMapsGVR: "ConfigMapList",
 		namespacesGVR: "NamespaceList", quotasGVR: "ResourceQuotaList", policiesGVR: "ValidatingAdmissionPolicyList",
-		bindingsGVR: "ValidatingAdmissionPolicyBindingList",
+		bindingsGVR: "ValidatingAdmissionPolicyBindingList", crdsGVR: "CustomResourceDefinitionList",
 	}
 	objects := []runtime.Object{
 		workload("Deployment", "cozy-fluxcd", "helm-controller", ctr("manager", "ghcr.io/fluxcd/helm-controller:v1.4.0", "--default-service-account=flux")),
+		ours("cozy-system", "cozystack-terraform", "terraform", 1, 1, "True"),
+		crd("applicationdefinitions.cozystack.io", "v1alpha1"), crd("terraforms.infra.contrib.fluxcd.io", "v1alpha2"),
 		ns("tenant-root"),
 		quota("tenant-root", "cozystack-instances", map[string]any{"count/tenants.apps.cozystack.io": "20"}, true),
 		policy("p", "Fail"), binding("p", "p", "Deny"),
 	}
 	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, lists, objects...)
 	r := Run(context.Background(), c, Options{Policies: []string{"p"}})
-	if r.Verdict != Fail || len(r.Checks) != 4 {
+	if r.Verdict != Fail || len(r.Checks) != 10 {
 		t.Fatalf("report %+v", r)
 	}
-	want := map[string]Verdict{CheckHelmController: Fail, CheckIngressNginx: Pass, CheckPolicies: Pass, CheckQuotas: Pass}
+	// Only the terraform backend is deployed: its CRDs are there, the
+	// others are not needed.
+	want := map[string]Verdict{CheckHelmController: Fail, CheckIngressNginx: Pass, CheckPolicies: Pass, CheckQuotas: Pass,
+		CheckControllers: Pass, CheckCRDsCozyplane: Pass, CheckCRDsFlux: Pass, CheckCRDsTofu: Pass, CheckCRDsCertManager: Pass, CheckCRDsGatewayAPI: Pass}
 	for _, c := range r.Checks {
 		if want[c.Name] != c.Verdict {
 			t.Errorf("%s: %s %q, want %s", c.Name, c.Verdict, c.Detail, want[c.Name])
@@ -226,7 +231,7 @@ func TestRunFindsAStockFlux(t *testing.T) {
 	lists := map[schema.GroupVersionResource]string{
 		deploymentsGVR: "DeploymentList", daemonSetsGVR: "DaemonSetList", configMapsGVR: "ConfigMapList",
 		namespacesGVR: "NamespaceList", quotasGVR: "ResourceQuotaList", policiesGVR: "ValidatingAdmissionPolicyList",
-		bindingsGVR: "ValidatingAdmissionPolicyBindingList",
+		bindingsGVR: "ValidatingAdmissionPolicyBindingList", crdsGVR: "CustomResourceDefinitionList",
 	}
 	for _, tc := range []struct {
 		name    string

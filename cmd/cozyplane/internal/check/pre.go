@@ -98,6 +98,16 @@ var crdGroups = []struct {
 // EvaluateCRDs checks each group of required CRDs against those installed:
 // each must exist and serve the version. One result per group. Pure.
 func EvaluateCRDs(crds []unstructured.Unstructured) []Result {
+	served := servedVersions(crds)
+	var out []Result
+	for _, g := range crdGroups {
+		out = append(out, evaluateCRDGroup(served, g.check, g.crds, g.fix))
+	}
+	return out
+}
+
+// servedVersions maps each CRD's name to the versions it serves.
+func servedVersions(crds []unstructured.Unstructured) map[string]map[string]bool {
 	served := map[string]map[string]bool{}
 	for _, c := range crds {
 		versions, _, _ := unstructured.NestedSlice(c.Object, "spec", "versions")
@@ -114,34 +124,36 @@ func EvaluateCRDs(crds []unstructured.Unstructured) []Result {
 		}
 		served[c.GetName()] = vs
 	}
-	var out []Result
-	for _, g := range crdGroups {
-		r := Result{Name: g.check, Verdict: Pass}
-		var missing, ok []string
-		for _, want := range g.crds {
-			vs, exists := served[want.Name]
-			switch {
-			case !exists:
-				missing = append(missing, want.Name+" is not installed")
-			case !vs[want.Version]:
-				have := make([]string, 0, len(vs))
-				for v := range vs {
-					have = append(have, v)
-				}
-				sort.Strings(have)
-				missing = append(missing, fmt.Sprintf("%s serves %s, not %s", want.Name, orNone(strings.Join(have, ", ")), want.Version))
-			default:
-				ok = append(ok, want.Name+" "+want.Version)
+	return served
+}
+
+// evaluateCRDGroup is check's verdict on crds: each installed and serving
+// its version.
+func evaluateCRDGroup(served map[string]map[string]bool, check string, crds []RequiredCRD, fix string) Result {
+	r := Result{Name: check, Verdict: Pass}
+	var missing, ok []string
+	for _, want := range crds {
+		vs, exists := served[want.Name]
+		switch {
+		case !exists:
+			missing = append(missing, want.Name+" is not installed")
+		case !vs[want.Version]:
+			have := make([]string, 0, len(vs))
+			for v := range vs {
+				have = append(have, v)
 			}
+			sort.Strings(have)
+			missing = append(missing, fmt.Sprintf("%s serves %s, not %s", want.Name, orNone(strings.Join(have, ", ")), want.Version))
+		default:
+			ok = append(ok, want.Name+" "+want.Version)
 		}
-		if len(missing) > 0 {
-			r.Verdict, r.Detail, r.Fix = Fail, strings.Join(missing, "; "), g.fix
-		} else {
-			r.Detail = "served: " + strings.Join(ok, ", ")
-		}
-		out = append(out, r)
 	}
-	return out
+	if len(missing) > 0 {
+		r.Verdict, r.Detail, r.Fix = Fail, strings.Join(missing, "; "), fix
+	} else {
+		r.Detail = "served: " + strings.Join(ok, ", ")
+	}
+	return r
 }
 
 func orNone(s string) string {

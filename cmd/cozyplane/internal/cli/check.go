@@ -17,7 +17,7 @@ func newCheckCommand(root *Root) *cobra.Command {
 	ids := check.CozystackIdentities
 	cmd := &cobra.Command{
 		Use:   "check",
-		Short: "Check the cluster configuration tenant isolation depends on (Flux, ingress-nginx snippets, policies, quotas)",
+		Short: "Check the cluster configuration tenant isolation depends on (Flux, ingress-nginx snippets, policies, quotas), the controllers and CRDs",
 		Long: `check reads the cluster and says, for each configuration that tenant
 isolation depends on but the platform cannot set itself, pass, fail or unknown,
 with the exact configuration that closes a gap (docs/security.md, "Residual
@@ -36,6 +36,16 @@ risks"):
                                  installed, fail closed and deny
   tenant-quotas                  every tenant namespace has an enforced
                                  instance quota
+  controllers                    each controller the charts deployed (a
+                                 Deployment labelled
+                                 app.kubernetes.io/part-of=cozyplane) is
+                                 Available with a ready replica
+  crds-cozyplane, crds-flux,     the CRDs the deployed components work with
+  crds-tofu-controller,          (by each Deployment's
+  crds-cert-manager,             app.kubernetes.io/component label; all of
+  crds-gateway-api               them when none is found) are installed at
+                                 the versions below; the others pass as not
+                                 needed
 
 With --pre it checks instead what the platform needs before its charts are
 installed (an empty cluster names every missing piece):
