@@ -47,15 +47,7 @@ func ParentGateways(namespace string, refs []gatewayv1.ParentReference) []string
 	var out []string
 	seen := map[string]bool{}
 	for _, ref := range refs {
-		if !IsGatewayRef(ref) {
-			continue
-		}
-		ns := namespace
-		if ref.Namespace != nil && *ref.Namespace != "" {
-			ns = string(*ref.Namespace)
-		}
-		k := ns + "/" + string(ref.Name)
-		if !seen[k] {
+		if k, ok := tenantgateway.ParentRef(ref).GatewayKey(namespace); ok && !seen[k] {
 			seen[k] = true
 			out = append(out, k)
 		}
@@ -65,23 +57,13 @@ func ParentGateways(namespace string, refs []gatewayv1.ParentReference) []string
 
 // IsGatewayRef reports whether a parentRef names a Gateway.
 func IsGatewayRef(ref gatewayv1.ParentReference) bool {
-	if ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName {
-		return false
-	}
-	return ref.Kind == nil || string(*ref.Kind) == "Gateway"
+	return tenantgateway.ParentRef(ref).IsGateway()
 }
 
 // RefersTo reports whether ref, on a route in routeNamespace, points at the
 // Gateway namespace/name.
 func RefersTo(ref gatewayv1.ParentReference, routeNamespace, namespace, name string) bool {
-	if !IsGatewayRef(ref) || string(ref.Name) != name {
-		return false
-	}
-	ns := routeNamespace
-	if ref.Namespace != nil && *ref.Namespace != "" {
-		ns = string(*ref.Namespace)
-	}
-	return ns == namespace
+	return tenantgateway.ParentRef(ref).NamesGateway(routeNamespace, namespace, name)
 }
 
 // SetupIndexes registers IndexParentGateway for HTTPRoutes and TLSRoutes.

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
 
@@ -48,7 +49,7 @@ func RewriteRouteParents(parents []gatewayv1.RouteParentStatus, routeNamespace, 
 	copies := false
 	for _, p := range parents {
 		switch {
-		case string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName && refersTo(p.ParentRef, routeNamespace, gwNamespace, gwName):
+		case string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName && ParentRef(p.ParentRef).NamesGateway(routeNamespace, gwNamespace, gwName):
 			ours = append(ours, p)
 		case slices.ContainsFunc(others, func(o gatewayv1.RouteParentStatus) bool { return equality.Semantic.DeepEqual(o, p) }):
 			copies = true
@@ -86,17 +87,19 @@ func RewriteRouteParents(parents []gatewayv1.RouteParentStatus, routeNamespace, 
 	return append(append(make([]gatewayv1.RouteParentStatus, 0, len(others)+len(want)), others...), want...), true
 }
 
-// refersTo: does a parentRef on a route in routeNamespace name the Gateway
-// namespace/name? Group and kind default to Gateway API's Gateway.
-func refersTo(ref gatewayv1.ParentReference, routeNamespace, namespace, name string) bool {
-	if (ref.Group != nil && string(*ref.Group) != gatewayv1.GroupName) || (ref.Kind != nil && string(*ref.Kind) != "Gateway") {
-		return false
+// ParentRef is ref as the naming contract reads it (api/gateway/names).
+func ParentRef(ref gatewayv1.ParentReference) names.ParentRef {
+	r := names.ParentRef{Name: string(ref.Name)}
+	if ref.Group != nil {
+		r.Group = string(*ref.Group)
 	}
-	ns := routeNamespace
-	if ref.Namespace != nil && *ref.Namespace != "" {
-		ns = string(*ref.Namespace)
+	if ref.Kind != nil {
+		r.Kind = string(*ref.Kind)
 	}
-	return ns == namespace && string(ref.Name) == name
+	if ref.Namespace != nil {
+		r.Namespace = string(*ref.Namespace)
+	}
+	return r
 }
 
 func equalParentRef(a, b gatewayv1.ParentReference) bool {

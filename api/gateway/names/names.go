@@ -122,3 +122,38 @@ func WildcardCertificate(tgw string) string { return tgw + "-gateway-tls" }
 // RedirectRoute is the HTTP-to-HTTPS redirect HTTPRoute:
 // <tgw>-http-redirect.
 func RedirectRoute(tgw string) string { return tgw + "-http-redirect" }
+
+// ParentRef is a route's parentRef, each field as the route spells it:
+// empty Group, Kind and Namespace take Gateway API's defaults (the Gateway
+// kind of gateway.networking.k8s.io, the route's own namespace).
+type ParentRef struct {
+	Group, Kind, Namespace, Name string
+}
+
+// IsGateway reports whether the reference names a Gateway.
+func (r ParentRef) IsGateway() bool {
+	return (r.Group == "" || r.Group == gatewayGroup) && (r.Kind == "" || r.Kind == "Gateway")
+}
+
+// GatewayKey is "<namespace>/<name>" of the Gateway the reference names
+// from a route in routeNamespace; ok is false when it names something else.
+func (r ParentRef) GatewayKey(routeNamespace string) (key string, ok bool) {
+	if !r.IsGateway() {
+		return "", false
+	}
+	ns := r.Namespace
+	if ns == "" {
+		ns = routeNamespace
+	}
+	return ns + "/" + r.Name, true
+}
+
+// NamesGateway reports whether the reference, on a route in
+// routeNamespace, names the Gateway namespace/name.
+func (r ParentRef) NamesGateway(routeNamespace, namespace, name string) bool {
+	key, ok := r.GatewayKey(routeNamespace)
+	return ok && key == namespace+"/"+name
+}
+
+// gatewayGroup is Gateway API's group.
+const gatewayGroup = "gateway.networking.k8s.io"

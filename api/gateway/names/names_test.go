@@ -106,3 +106,32 @@ func TestLongestListenerNameIs63(t *testing.T) {
 		t.Fatalf("len(%q) = %d, want 63", n, len(n))
 	}
 }
+
+func TestParentRef(t *testing.T) {
+	tests := []struct {
+		name string
+		ref  ParentRef
+		want bool
+	}{
+		{"defaults: the route's namespace, Gateway API's Gateway", ParentRef{Name: "gw"}, true},
+		{"explicit group, kind and namespace", ParentRef{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "tenant-a", Name: "gw"}, true},
+		{"another namespace", ParentRef{Namespace: "tenant-b", Name: "gw"}, false},
+		{"another name", ParentRef{Name: "other"}, false},
+		{"a Service parent (GAMMA)", ParentRef{Group: "", Kind: "Service", Name: "gw"}, false},
+		{"another group's Gateway kind", ParentRef{Group: "example.com", Kind: "Gateway", Name: "gw"}, false},
+		{"a ListenerSet", ParentRef{Group: "gateway.networking.k8s.io", Kind: "ListenerSet", Name: "gw"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.ref.NamesGateway("tenant-a", "tenant-a", "gw"); got != tt.want {
+				t.Errorf("NamesGateway = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if key, ok := (ParentRef{Name: "gw"}).GatewayKey("tenant-a"); !ok || key != "tenant-a/gw" {
+		t.Errorf("GatewayKey = %q, %v; want tenant-a/gw, true", key, ok)
+	}
+	if _, ok := (ParentRef{Kind: "Service", Name: "gw"}).GatewayKey("tenant-a"); ok {
+		t.Error("GatewayKey of a Service parent: ok, want not ok")
+	}
+}

@@ -230,17 +230,8 @@ func NamesGateway(route *unstructured.Unstructured, gwNamespace, gwName string) 
 
 func refNames(ref map[string]any, routeNS, gwNamespace, gwName string) bool {
 	s := func(k string) string { v, _ := ref[k].(string); return v }
-	if g := s("group"); g != "" && g != "gateway.networking.k8s.io" {
-		return false
-	}
-	if k := s("kind"); k != "" && k != "Gateway" {
-		return false
-	}
-	ns := s("namespace")
-	if ns == "" {
-		ns = routeNS
-	}
-	return ns == gwNamespace && s("name") == gwName
+	r := names.ParentRef{Group: s("group"), Kind: s("kind"), Namespace: s("namespace"), Name: s("name")}
+	return r.NamesGateway(routeNS, gwNamespace, gwName)
 }
 
 // routeNode shows a route with the verdict route-conflicts wrote for the
