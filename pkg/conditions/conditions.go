@@ -12,6 +12,8 @@
 package conditions
 
 import (
+	"unicode/utf8"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -42,7 +44,7 @@ func Set(obj Object, condType string, status metav1.ConditionStatus, reason, mes
 		Type:               condType,
 		Status:             status,
 		Reason:             reason,
-		Message:            truncate(message),
+		Message:            Truncate(message),
 		ObservedGeneration: obj.GetGeneration(),
 	})
 	obj.SetConditions(conds)
@@ -96,14 +98,21 @@ func MarkStalled(obj Object, reason, message string) {
 	Delete(obj, Reconciling)
 }
 
-// maxMessage is the API server's limit on condition messages.
-const maxMessage = 32768
+// MaxMessage is the API server's limit on a condition's message
+// (metav1.Condition's schema: 32768).
+const MaxMessage = 32768
 
-func truncate(s string) string {
-	if len(s) <= maxMessage {
+// Truncate cuts a message to MaxMessage bytes, ending it with "..." and
+// never splitting a character.
+func Truncate(s string) string {
+	if len(s) <= MaxMessage {
 		return s
 	}
-	return s[:maxMessage-3] + "..."
+	cut := MaxMessage - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // Holder adapts a pointer to a conditions slice and a generation to Object,

@@ -1,7 +1,9 @@
 package conditions
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -87,13 +89,13 @@ func TestSetStampsGenerationAndKeepsTransitionTime(t *testing.T) {
 
 func TestMessagesAreBounded(t *testing.T) {
 	f := &fake{gen: 1}
-	long := make([]byte, maxMessage+10)
+	long := make([]byte, MaxMessage+10)
 	for i := range long {
 		long[i] = 'x'
 	}
 	Set(f, Ready, metav1.ConditionFalse, "A", string(long))
-	if n := len(Get(f, Ready).Message); n != maxMessage {
-		t.Fatalf("message length %d, want %d", n, maxMessage)
+	if n := len(Get(f, Ready).Message); n != MaxMessage {
+		t.Fatalf("message length %d, want %d", n, MaxMessage)
 	}
 }
 
@@ -103,5 +105,17 @@ func TestHolder(t *testing.T) {
 	MarkStalled(h, "R", "m")
 	if len(conds) != 2 || !IsTrue(h, Stalled) {
 		t.Fatalf("holder did not write through: %+v", conds)
+	}
+}
+
+func TestTruncateKeepsCharactersWhole(t *testing.T) {
+	// "é" is two bytes: a cut at MaxMessage-3 would fall inside one.
+	s := strings.Repeat("é", MaxMessage)
+	got := Truncate(s)
+	if len(got) > MaxMessage || !utf8.ValidString(got) || !strings.HasSuffix(got, "...") {
+		t.Fatalf("Truncate: %d bytes, valid UTF-8 %v, suffix %q", len(got), utf8.ValidString(got), got[len(got)-3:])
+	}
+	if short := "no cut"; Truncate(short) != short {
+		t.Errorf("Truncate(%q) = %q", short, Truncate(short))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 )
 
@@ -57,9 +58,9 @@ func TestStampAndUpToDate(t *testing.T) {
 	if !StatusUpToDate(tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.TenantGatewayListenerStatus{}}) {
 		t.Errorf("no listeners either way, yet not up to date")
 	}
-	long := Stamp(nil, []metav1.Condition{Condition("C", "True", "R", string(make([]byte, maxMessage+10)))}, 1)
-	if len(long[0].Message) != maxMessage {
-		t.Errorf("message not cut to %d: %d", maxMessage, len(long[0].Message))
+	long := Stamp(nil, []metav1.Condition{Condition("C", "True", "R", string(make([]byte, conditions.MaxMessage+10)))}, 1)
+	if len(long[0].Message) != conditions.MaxMessage {
+		t.Errorf("message not cut to %d: %d", conditions.MaxMessage, len(long[0].Message))
 	}
 }
 

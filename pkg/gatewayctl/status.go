@@ -15,10 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
 )
-
-// maxMessage is the CRD's limit on a condition message.
-const maxMessage = 32768
 
 // Status is the part of a TenantGateway's status one controller owns.
 type Status struct {
@@ -170,9 +168,7 @@ func Stamp(have, want []metav1.Condition, generation int64) []metav1.Condition {
 	out := make([]metav1.Condition, len(want))
 	for i, c := range want {
 		c.ObservedGeneration = generation
-		if len(c.Message) > maxMessage {
-			c.Message = c.Message[:maxMessage-3] + "..."
-		}
+		c.Message = conditions.Truncate(c.Message)
 		c.LastTransitionTime = now
 		if old := meta.FindStatusCondition(have, c.Type); old != nil && old.Status == c.Status {
 			c.LastTransitionTime = old.LastTransitionTime
