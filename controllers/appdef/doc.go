@@ -53,7 +53,7 @@
 //   - Events: CRDCreated, CRDUpdated, CRDCorrected, CRDDeleted,
 //     PolicyUpdated, PolicyCorrected, RolePublished, RoleDeleted,
 //     RoleNotOwned, Served, Stalled, DeletionWaiting, Released.
-//   - The readiness gauge (pkg/readiness), one series per definition.
+//   - The readiness gauge (pkg/readymetric), one series per definition.
 //   - The ResourceQuota cozystack-instances in every namespace named
 //     tenant-* (--quota-namespace-prefix), labelled
 //     app.kubernetes.io/managed-by=cozystack-appdef: count/<plural>.apps.cozystack.io

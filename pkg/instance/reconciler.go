@@ -21,7 +21,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
-	"github.com/cozyplane/cozyplane/pkg/readiness"
+	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
@@ -86,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		// Gone: the garbage collector removes the backing object through
 		// its ownerReference; one in a platform namespace is removed here.
 		if apierrors.IsNotFound(err) {
-			readiness.Forget(req.GVK.Kind, req.Namespace, req.Name)
+			readymetric.Forget(req.GVK.Kind, req.Namespace, req.Name)
 			r.written.Delete(writtenKey{req.GVK.Kind, req.Namespace, req.Name})
 			return ctrl.Result{}, r.collectOrphans(ctx, req)
 		}

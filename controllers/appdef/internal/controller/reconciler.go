@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/readiness"
+	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
 
@@ -99,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-		readiness.Forget(definitionGVK.Kind, "", req.Name)
+		readymetric.Forget(definitionGVK.Kind, "", req.Name)
 		// The definition is gone: its kind leaves the instance keys policy
 		// (a missing policy has nothing to drop).
 		if err := r.applyInstanceKeys(ctx, nil); err != nil && !reconcileerr.IsForeign(err) {

@@ -13,7 +13,7 @@ import (
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
-	"github.com/cozyplane/cozyplane/pkg/readiness"
+	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
 
@@ -62,7 +62,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.Applicat
 	if ready != nil {
 		status = ready.Status
 	}
-	readiness.Set(definitionGVK.Kind, "", def.Name, status)
+	readymetric.Set(definitionGVK.Kind, "", def.Name, status)
 	if equality.Semantic.DeepEqual(*before, def.Status) {
 		return nil
 	}

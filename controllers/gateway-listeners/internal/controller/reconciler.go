@@ -26,7 +26,7 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/phase"
-	"github.com/cozyplane/cozyplane/pkg/readiness"
+	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
@@ -78,16 +78,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var tgw gatewayv1alpha1.TenantGateway
 	if err := r.Client.Get(ctx, req.NamespacedName, &tgw); err != nil {
 		if apierrors.IsNotFound(err) {
-			readiness.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
+			readymetric.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !tgw.DeletionTimestamp.IsZero() {
-		readiness.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
+		readymetric.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
 		return ctrl.Result{}, nil
 	}
 	st, err := r.reconcile(ctx, &tgw)
-	readiness.Set(gatewayctl.TenantGatewayGVK.Kind, tgw.Namespace, tgw.Name, st.Conditions[0].Status)
+	readymetric.Set(gatewayctl.TenantGatewayGVK.Kind, tgw.Namespace, tgw.Name, st.Conditions[0].Status)
 	if werr := r.WriteStatus(ctx, &tgw, st); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}

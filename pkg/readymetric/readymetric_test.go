@@ -1,4 +1,4 @@
-package readiness
+package readymetric
 
 import (
 	"strings"

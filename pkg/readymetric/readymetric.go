@@ -1,4 +1,4 @@
-// Package readiness exports one gauge per managed object saying whether it
+// Package readymetric exports one gauge per managed object saying whether it
 // is Ready, the way cert-manager and Flux do, so a platform team can alert on
 // "this object has not been Ready for 15 minutes" without reading conditions.
 //
@@ -12,7 +12,7 @@
 // controller has one per instance, and a gauge vector would keep a metric
 // with its label pairs for each of them between scrapes (about 1 KB each, 10
 // MB at 10,000 instances).
-package readiness
+package readymetric
 
 import (
 	"sync"

@@ -5,7 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/readiness"
+	"github.com/cozyplane/cozyplane/pkg/readymetric"
 )
 
 // readyStatus is the status of an instance's Ready condition, Unknown when
@@ -18,7 +18,7 @@ func readyStatus(status *appsv1alpha1.ApplicationStatus) metav1.ConditionStatus 
 }
 
 // recordReadiness exports the instance's Ready status on the
-// cozystack_resource_ready gauge (pkg/readiness).
+// cozystack_resource_ready gauge (pkg/readymetric).
 func recordReadiness(kind, namespace, name string, status *appsv1alpha1.ApplicationStatus) {
-	readiness.Set(kind, namespace, name, readyStatus(status))
+	readymetric.Set(kind, namespace, name, readyStatus(status))
 }
