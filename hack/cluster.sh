@@ -15,6 +15,8 @@
 # DIR (default .dev) holds certificates, logs, pids and kubeconfig; etcd's data
 # lives on tmpfs (/dev/shm) for fast fsyncs. PORT_BASE (default 20000) picks the
 # ports (below the ephemeral range, so no outgoing connection holds them), so a test cluster and a dev cluster can run side by side.
+# CLUSTER_CRDS=none starts it with no CRD at all (an empty cluster, as before
+# the platform or its neighbours are installed); `crds` installs them later.
 source "$(dirname "$0")/lib.sh"
 
 cmd=${1:-up}
@@ -169,7 +171,7 @@ up() {
     --concurrent-gc-syncs 10 --v=1
   wait_for "the default service account" 60 kubectl --kubeconfig "${KUBECONFIG_FILE}" -n default get serviceaccount default
 
-  install_crds
+  [[ "${CLUSTER_CRDS:-all}" == none ]] || install_crds
   log "control plane ready: export KUBECONFIG=${KUBECONFIG_FILE}"
 }
 

@@ -22,6 +22,12 @@
 //
 //	go run ./hack/tools/release -root . -out .cache/release [-version 1.2.3]
 //
+// With -charts-only -images FILE it packages only the charts, by the same
+// code, with the image references of FILE (images.txt's format: one
+// <repository>:<version>@<digest> a line, one per controller) instead of
+// images it builds: the e2e scenario tests/chainsaw/cli/check-install
+// installs the packages of a release without building its images.
+//
 // The version is -version, else the tag vX.Y.Z naming HEAD, else the umbrella
 // chart's appVersion with -dev.g<commit> (and .dirty for a modified tree).
 // Output goes to <out>/<version>/, emptied first; Go's build cache makes a
@@ -69,6 +75,8 @@ func main() {
 	helm := flag.String("helm", "", "the helm binary (default: .cache/bin/helm under -root, else helm in PATH)")
 	caCerts := flag.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", "the CA bundle of the images' base layer (empty: none)")
 	jobs := flag.Int("jobs", min(2, runtime.NumCPU()), "go builds run at once")
+	chartsOnly := flag.Bool("charts-only", false, "package only the charts, with the image references of -images; build nothing")
+	images := flag.String("images", "", "with -charts-only: the images' references, images.txt's format")
 	flag.Parse()
 	log.SetFlags(0)
 	start := time.Now()
@@ -104,6 +112,16 @@ func main() {
 	o, err := filepath.Abs(*out)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *chartsOnly {
+		if *images == "" {
+			log.Fatal("release: -charts-only needs -images FILE")
+		}
+		if err := runChartsOnly(r, filepath.Join(o, v), v, h, *images); err != nil {
+			log.Fatalf("release: %v", err)
+		}
+		log.Printf("release %s (charts only): %s in %s", v, filepath.Join(o, v), time.Since(start).Round(time.Second))
+		return
 	}
 	if err := run(r, filepath.Join(o, v), v, h, certs, *jobs); err != nil {
 		log.Fatalf("release: %v", err)
@@ -323,6 +341,67 @@ func run(root, dir, version, helm string, caCerts []byte, jobs int) error {
 		return err
 	}
 	return writeChecksums(dir)
+}
+
+// runChartsOnly packages the charts into dir/charts as run does, each
+// controller chart with the digest images (a file of images.txt's format)
+// gives its image repository at version; every controller needs one.
+func runChartsOnly(root, dir, version, helm, images string) error {
+	names, err := controllers(root)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(images)
+	if err != nil {
+		return err
+	}
+	digests, err := digestsOf(root, names, version, string(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w", images, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	for _, d := range []string{"charts", ".work/charts"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	log.Printf("==> charts of release %s, with the images of %s", version, images)
+	if err := packageCharts(root, dir, version, helm, digests); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".work")); err != nil {
+		return err
+	}
+	return writeChecksums(dir)
+}
+
+// digestsOf reads images.txt's lines (<repository>:<version>@<digest>) and
+// returns each controller's digest by the image repository of its chart.
+func digestsOf(root string, names []string, version, lines string) (map[string]string, error) {
+	byRepo := map[string]string{}
+	for _, l := range strings.Fields(lines) {
+		ref, digest, ok := strings.Cut(l, "@")
+		repo, tag, ok2 := strings.Cut(ref, ":"+version)
+		if !ok || !ok2 || tag != "" || !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(digest) {
+			return nil, fmt.Errorf("%q is not <repository>:%s@sha256:<64 hex digits>", l, version)
+		}
+		byRepo[repo] = digest
+	}
+	digests := map[string]string{}
+	for _, n := range names {
+		repo, err := imageRepository(filepath.Join(root, "charts", n))
+		if err != nil {
+			return nil, err
+		}
+		d, ok := byRepo[repo]
+		if !ok {
+			return nil, fmt.Errorf("no image %s:%s@<digest> for the controller %s", repo, version, n)
+		}
+		digests[n] = d
+	}
+	return digests, nil
 }
 
 // packageCharts packages every chart at version into dir/charts: the

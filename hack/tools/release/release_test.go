@@ -151,3 +151,35 @@ func TestCheckVersion(t *testing.T) {
 		}
 	}
 }
+
+// -charts-only takes each controller's digest from images.txt's lines, by
+// its chart's image repository at the release's version, and refuses a
+// missing controller or a malformed line.
+func TestDigestsOf(t *testing.T) {
+	names, err := controllers(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	var lines []string
+	for _, n := range names {
+		repo, err := imageRepository(filepath.Join(repoRoot, "charts", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, repo+":1.2.3@"+digest)
+	}
+	got, err := digestsOf(repoRoot, names, "1.2.3", strings.Join(lines, "\n"))
+	if err != nil || len(got) != len(names) || got[names[0]] != digest {
+		t.Fatalf("digests %v, %v", got, err)
+	}
+	if _, err := digestsOf(repoRoot, names, "1.2.3", strings.Join(lines[1:], "\n")); err == nil || !strings.Contains(err.Error(), "for the controller "+names[0]) {
+		t.Errorf("a missing controller: %v", err)
+	}
+	if _, err := digestsOf(repoRoot, names, "1.2.4", strings.Join(lines, "\n")); err == nil {
+		t.Error("another version's references were taken")
+	}
+	if _, err := digestsOf(repoRoot, names, "1.2.3", lines[0]+"x"); err == nil {
+		t.Error("a malformed digest was taken")
+	}
+}
