@@ -5,17 +5,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
 
 	"github.com/cozyplane/cozyplane/cmd/cozyplane/internal/ops"
@@ -50,7 +58,10 @@ List (apiVersion v1, kind List, items) or, for KIND NAME, the one object.
 --watch keeps printing a line for each change after the list (until
 interrupted); with -o json each change is one line, a watch event
 {"type": "ADDED|MODIFIED|DELETED", "object": {...}}, the listed instances
-first as ADDED; with -o yaml the same events as YAML documents.`,
+first as ADDED; with -o yaml the same events as YAML documents. A watch the
+API server ends goes on from the last change seen; when that is too old (410
+Gone), the instances are listed again and only what changed meanwhile is
+printed.`,
 		Example: `  cozyplane get -A
   cozyplane get postgres -n tenant-demo
   cozyplane get -A --status not-ready
@@ -139,13 +150,14 @@ func (o *getOptions) run(ctx context.Context, root *Root, args []string) error {
 	if err != nil {
 		return err
 	}
-	items = filterStatus(filterName(items, q.one), o.status)
+	listed := filterName(items, q.one)
+	items = filterStatus(listed, o.status)
 	if q.one != "" && len(items) == 0 && o.selector == "" && o.status == "" && !o.watch {
 		return &ops.NotFoundError{Msg: fmt.Sprintf("%s %q not found in namespace %s", strings.ToLower(q.kinds[0].Kind), q.one, q.ns)}
 	}
 	p := &getPrinter{w: root.Streams.Out, format: o.output, allNamespaces: o.all, now: time.Now}
 	if o.watch {
-		return o.watchChanges(ctx, root, g, q, versions, items, p)
+		return o.watchChanges(ctx, g, q, versions, listed, p)
 	}
 	if len(items) == 0 && o.output == OutputText {
 		say(root.Streams.ErrOut, "No instances found in %s.", where(q.ns))
@@ -168,18 +180,27 @@ func list(ctx context.Context, g *ops.Gatherer, q getQuery, skipGone bool) ([]un
 	var items []unstructured.Unstructured
 	versions := map[string]string{}
 	for _, k := range q.kinds {
-		l, err := g.Client.Resource(k.GVR()).Namespace(q.ns).List(ctx, q.opts)
+		l, err := listKind(ctx, g, q, k)
 		if apierrors.IsNotFound(err) && skipGone {
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("listing %s: %w", k.Plural, err)
+			return nil, nil, err
 		}
 		versions[k.Plural] = l.GetResourceVersion()
 		items = append(items, l.Items...)
 	}
 	sortInstances(items)
 	return items, versions, nil
+}
+
+// listKind reads the instances of one of q's kinds.
+func listKind(ctx context.Context, g *ops.Gatherer, q getQuery, k ops.Resource) (*unstructured.UnstructuredList, error) {
+	l, err := g.Client.Resource(k.GVR()).Namespace(q.ns).List(ctx, q.opts)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", k.Plural, err)
+	}
+	return l, nil
 }
 
 func sortInstances(items []unstructured.Unstructured) {
@@ -221,11 +242,18 @@ func filterStatus(items []unstructured.Unstructured, status string) []unstructur
 	return out
 }
 
-// watchChanges prints items, then each change of q's instances until ctx
-// ends. A watch the API server closes is opened again from the last version
-// seen.
-func (o *getOptions) watchChanges(ctx context.Context, root *Root, g *ops.Gatherer, q getQuery, versions map[string]string,
-	items []unstructured.Unstructured, p *getPrinter) error {
+// watchChanges prints listed (those in --status' state), then each change of
+// q's instances until ctx ends. Each kind is watched from its list's
+// resourceVersion by client-go's RetryWatcher, which opens a watch the API
+// server closes (its timeout) again from the last resourceVersion seen. When
+// that version is too old to resume from (410 Gone, Expired), the kind is
+// listed again and only what changed since the last change seen is printed
+// (what was added, modified or deleted meanwhile), as client-go's reflector
+// does; the watch goes on from that list's resourceVersion. Any other error
+// ends the command.
+func (o *getOptions) watchChanges(ctx context.Context, g *ops.Gatherer, q getQuery, versions map[string]string,
+	listed []unstructured.Unstructured, p *getPrinter) error {
+	items := filterStatus(listed, o.status)
 	if p.format == OutputText {
 		if err := p.list(items, false); err != nil {
 			return err
@@ -237,76 +265,266 @@ func (o *getOptions) watchChanges(ctx context.Context, root *Root, g *ops.Gather
 			}
 		}
 	}
-	type change struct {
-		typ watch.EventType
-		obj *unstructured.Unstructured
-		err error
+	seen := instanceState{}
+	for i := range listed {
+		seen.apply(watch.Added, &listed[i])
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	changes := make(chan change)
+	changes := make(chan watchChange)
 	for _, k := range q.kinds {
 		rv, ok := versions[k.Plural]
 		if !ok {
 			continue
 		}
-		go func(k ops.Resource, rv string) {
-			send := func(c change) bool {
-				select {
-				case changes <- c:
-					return true
-				case <-ctx.Done():
-					return false
-				}
-			}
-			for ctx.Err() == nil {
-				opts := q.opts
-				opts.ResourceVersion, opts.AllowWatchBookmarks = rv, true
-				w, err := g.Client.Resource(k.GVR()).Namespace(q.ns).Watch(ctx, opts)
-				if err != nil {
-					send(change{err: fmt.Errorf("watching %s: %w", k.Plural, err)})
-					return
-				}
-				for ev := range w.ResultChan() {
-					if ev.Type == watch.Error {
-						w.Stop()
-						send(change{err: fmt.Errorf("watching %s: %w", k.Plural, apierrors.FromObject(ev.Object))})
-						return
-					}
-					obj, ok := ev.Object.(*unstructured.Unstructured)
-					if !ok {
-						continue
-					}
-					if v := obj.GetResourceVersion(); v != "" {
-						rv = v
-					}
-					if ev.Type == watch.Bookmark {
-						continue
-					}
-					if !send(change{typ: ev.Type, obj: obj}) {
-						w.Stop()
-						return
-					}
-				}
-			}
-		}(k, rv)
+		w := &kindWatch{g: g, q: q, kind: k, changes: changes}
+		go w.run(ctx, rv)
+	}
+	show := func(c watchChange) error {
+		if !ops.HasStatus(c.obj, o.status) {
+			return nil
+		}
+		return p.event(c.typ, c.obj)
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case c := <-changes:
-			if c.err != nil {
+			switch {
+			case c.err != nil:
 				return c.err
-			}
-			if !ops.HasStatus(c.obj, o.status) || (q.one != "" && c.obj.GetName() != q.one) {
-				continue
-			}
-			if err := p.event(c.typ, c.obj); err != nil {
-				return err
+			case c.relisted != nil:
+				for _, d := range seen.replace(c.kind, filterName(c.relisted.Items, q.one)) {
+					if err := show(d); err != nil {
+						return err
+					}
+				}
+			case q.one == "" || c.obj.GetName() == q.one:
+				seen.apply(c.typ, c.obj)
+				if err := show(c); err != nil {
+					return err
+				}
 			}
 		}
 	}
+}
+
+// watchChange is what a kind's watch tells watchChanges: a change, a new
+// list of the kind (after its resourceVersion expired), or the error that
+// ends the watch.
+type watchChange struct {
+	typ      watch.EventType
+	obj      *unstructured.Unstructured
+	kind     ops.Resource
+	relisted *unstructured.UnstructuredList
+	err      error
+}
+
+// kindWatch watches the instances of one kind.
+type kindWatch struct {
+	g       *ops.Gatherer
+	q       getQuery
+	kind    ops.Resource
+	changes chan<- watchChange
+}
+
+func (w *kindWatch) send(ctx context.Context, c watchChange) bool {
+	select {
+	case w.changes <- c:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// run watches from rv until ctx ends or an error ends it, listing the kind
+// again each time the resourceVersion the watch goes on from expired.
+func (w *kindWatch) run(ctx context.Context, rv string) {
+	for {
+		expired, err := w.watch(ctx, rv)
+		if err != nil {
+			w.send(ctx, watchChange{err: err})
+			return
+		}
+		if !expired {
+			return
+		}
+		l, err := listKind(ctx, w.g, w.q, w.kind)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.send(ctx, watchChange{err: err})
+			}
+			return
+		}
+		if !w.send(ctx, watchChange{kind: w.kind, relisted: l}) {
+			return
+		}
+		rv = l.GetResourceVersion()
+	}
+}
+
+// watch forwards the changes after rv until ctx ends (false, nil), rv is too
+// old to resume from (true, nil) or an error the watch cannot recover from.
+func (w *kindWatch) watch(ctx context.Context, rv string) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	src := &watchSource{client: w.g.Client.Resource(w.kind.GVR()).Namespace(w.q.ns), opts: w.q.opts, stop: cancel}
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, rv, src)
+	if err != nil {
+		return false, fmt.Errorf("watching %s: %w", w.kind.Plural, err)
+	}
+	defer rw.Stop()
+	for ev := range rw.ResultChan() {
+		if ev.Type == watch.Error {
+			err := apierrors.FromObject(ev.Object)
+			if expired(err) {
+				return true, nil
+			}
+			return false, fmt.Errorf("watching %s: %w", w.kind.Plural, err)
+		}
+		obj, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		if !w.send(ctx, watchChange{typ: ev.Type, obj: obj}) {
+			return false, nil
+		}
+	}
+	// The RetryWatcher ended: ctx ended, or its source stopped it.
+	switch err := src.failure(); {
+	case err == nil:
+		return false, nil
+	case expired(err):
+		return true, nil
+	default:
+		return false, fmt.Errorf("watching %s: %w", w.kind.Plural, err)
+	}
+}
+
+// watchSource opens the watches of a RetryWatcher with get's selectors. The
+// RetryWatcher retries every error but an expired resourceVersion and a
+// refusal to authenticate or authorize, silently; watchSource stops it on
+// any error that another attempt would not mend (and on an expired version
+// the API server answers the watch request itself with), so that failure
+// ends the command.
+type watchSource struct {
+	client dynamic.ResourceInterface
+	opts   metav1.ListOptions
+	stop   context.CancelFunc
+
+	mu  sync.Mutex
+	err error
+}
+
+func (s *watchSource) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	o := s.opts
+	o.ResourceVersion, o.AllowWatchBookmarks = opts.ResourceVersion, opts.AllowWatchBookmarks
+	w, err := s.client.Watch(ctx, o)
+	if err != nil {
+		if !transient(err) {
+			s.fail(err)
+		}
+		// io.EOF: the RetryWatcher tries again after its delay without
+		// logging (or ends, once stopped).
+		return nil, io.EOF
+	}
+	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+		if ev.Type != watch.Error {
+			return ev, true
+		}
+		err := apierrors.FromObject(ev.Object)
+		if expired(err) || transient(err) {
+			return ev, true
+		}
+		s.fail(err)
+		return ev, false
+	}), nil
+}
+
+func (s *watchSource) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.stop()
+}
+
+func (s *watchSource) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// expired is a resourceVersion too old to watch from.
+func expired(err error) bool {
+	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+}
+
+// transient is an error another attempt may not run into: a connection the API
+// server or a proxy dropped, a timeout, throttling, an overloaded or failing
+// server.
+func transient(err error) bool {
+	return utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsInternalError(err) ||
+		apierrors.IsServiceUnavailable(err)
+}
+
+// instanceState is the last state seen of each instance get --watch
+// selected, to tell what a new list changed.
+type instanceState map[schema.GroupKind]map[types.NamespacedName]*unstructured.Unstructured
+
+func (s instanceState) apply(typ watch.EventType, obj *unstructured.Unstructured) {
+	gk := obj.GroupVersionKind().GroupKind()
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	switch typ {
+	case watch.Added, watch.Modified:
+		if s[gk] == nil {
+			s[gk] = map[types.NamespacedName]*unstructured.Unstructured{}
+		}
+		s[gk][key] = obj
+	case watch.Deleted:
+		delete(s[gk], key)
+	}
+}
+
+// replace makes items the state of kind k, and returns the changes from the
+// state before: the instances gone (DELETED, as last seen), then those new
+// (ADDED) or at another resourceVersion (MODIFIED), each sorted as get's list.
+func (s instanceState) replace(k ops.Resource, items []unstructured.Unstructured) []watchChange {
+	gk := schema.GroupKind{Group: k.Group, Kind: k.Kind}
+	before := s[gk]
+	now := make(map[types.NamespacedName]*unstructured.Unstructured, len(items))
+	for i := range items {
+		now[types.NamespacedName{Namespace: items[i].GetNamespace(), Name: items[i].GetName()}] = &items[i]
+	}
+	var gone []unstructured.Unstructured
+	for key, obj := range before {
+		if now[key] == nil {
+			gone = append(gone, *obj)
+		}
+	}
+	sortInstances(gone)
+	var changes []watchChange
+	for i := range gone {
+		changes = append(changes, watchChange{typ: watch.Deleted, obj: &gone[i]})
+	}
+	sorted := slices.Clone(items)
+	sortInstances(sorted)
+	for i := range sorted {
+		obj := &sorted[i]
+		old := before[types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}]
+		switch {
+		case old == nil:
+			changes = append(changes, watchChange{typ: watch.Added, obj: obj})
+		case old.GetResourceVersion() != obj.GetResourceVersion(),
+			obj.GetResourceVersion() == "" && !equality.Semantic.DeepEqual(old.Object, obj.Object):
+			changes = append(changes, watchChange{typ: watch.Modified, obj: obj})
+		}
+	}
+	s[gk] = now
+	return changes
 }
 
 // getPrinter prints get's output in one format.

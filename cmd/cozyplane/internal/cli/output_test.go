@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -290,6 +291,8 @@ func TestGetWatch(t *testing.T) {
 		}
 		conds := []any{map[string]any{"type": "Ready", "status": "False", "reason": "UpgradeFailed", "message": "try " + string(rune('a'+i%26))}}
 		_ = unstructured.SetNestedSlice(u.Object, conds, "status", "conditions")
+		// The fake keeps no resourceVersion in objects; the API server's always have one.
+		u.SetResourceVersion(strconv.Itoa(100 + i))
 		if _, uerr := client.Resource(postgresGVR).Namespace("tenant-a").Update(ctx, u, metav1.UpdateOptions{}); uerr != nil {
 			t.Fatal(uerr)
 		}
