@@ -18,7 +18,10 @@ import (
 // Gateway's current generation (as upstream Cozystack's controller decides).
 // Conditions of an older generation count as not reported yet. The condition
 // is True, reason Reconciled, when the Gateway is Accepted and Programmed and
-// every listener ready.
+// every listener ready. A Gateway that is not programmed (no address yet)
+// does not hide its listeners: the message of GatewayNotProgrammed names
+// those that are not ready either, with their reasons, as ListenersNotReady
+// does.
 func ListenersStatus(desired []gatewayv1.Listener, gw *gatewayv1.Gateway) ([]gatewayv1alpha1.TenantGatewayListenerStatus, metav1.Condition) {
 	cond := func(s metav1.ConditionStatus, reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: gatewayv1alpha1.ConditionListenersReady, Status: s, Reason: reason, Message: msg}
@@ -45,7 +48,7 @@ func ListenersStatus(desired []gatewayv1.Listener, gw *gatewayv1.Gateway) ([]gat
 		}
 		s.Ready, s.Reason, s.Message = listenerReady(reported, string(l.Name), current, gw)
 		if !s.Ready {
-			notReady = append(notReady, s.Name)
+			notReady = append(notReady, fmt.Sprintf("%s (%s)", s.Name, s.Reason))
 		}
 		out = append(out, s)
 	}
@@ -68,8 +71,11 @@ func ListenersStatus(desired []gatewayv1.Listener, gw *gatewayv1.Gateway) ([]gat
 		return out, cond(metav1.ConditionUnknown, gatewayv1alpha1.ReasonProgressing, fmt.Sprintf(
 			"Gateway %s is accepted; waiting for it to be programmed", name))
 	case programmed.Status != metav1.ConditionTrue:
-		return out, cond(metav1.ConditionFalse, gatewayv1alpha1.ReasonGatewayNotProgrammed, fmt.Sprintf(
-			"Gateway %s is not programmed (%s): %s", name, programmed.Reason, programmed.Message))
+		msg := fmt.Sprintf("Gateway %s is not programmed (%s): %s", name, programmed.Reason, programmed.Message)
+		if len(notReady) > 0 {
+			msg += fmt.Sprintf("; listeners not programmed either: %s (see status.listeners)", strings.Join(notReady, ", "))
+		}
+		return out, cond(metav1.ConditionFalse, gatewayv1alpha1.ReasonGatewayNotProgrammed, msg)
 	case len(notReady) > 0:
 		return out, cond(metav1.ConditionFalse, gatewayv1alpha1.ReasonListenersNotReady, fmt.Sprintf(
 			"listeners not programmed: %s; status.listeners says why (often a certificate Secret that does not exist yet)",

@@ -1,6 +1,7 @@
 package tenantgateway
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,9 +56,16 @@ func TestListenersStatus(t *testing.T) {
 			metav1.ConditionUnknown, gatewayv1alpha1.ReasonProgressing, "waiting for it to be programmed", []bool{true, true}},
 		{"not programmed", gw(2, []metav1.Condition{accepted(2), cond("Programmed", "False", "AddressNotAssigned", 2)}),
 			metav1.ConditionFalse, gatewayv1alpha1.ReasonGatewayNotProgrammed, "AddressNotAssigned", []bool{false, false}},
+		{"not programmed, every listener ready: none named", gw(2, []metav1.Condition{accepted(2), cond("Programmed", "False", "AddressNotAssigned", 2)},
+			ok("http", 2), ok("https-app-b0bf13b6", 2)),
+			metav1.ConditionFalse, gatewayv1alpha1.ReasonGatewayNotProgrammed, "is not programmed (AddressNotAssigned): msg AddressNotAssigned", []bool{true, true}},
+		{"not programmed and a listener with a missing secret: the listener is named", gw(2, []metav1.Condition{accepted(2), cond("Programmed", "False", "AddressNotAssigned", 2)},
+			ok("http", 2), listener("https-app-b0bf13b6", cond("Accepted", "True", "Accepted", 2), cond("ResolvedRefs", "False", "InvalidCertificateRef", 2), cond("Programmed", "False", "Invalid", 2))),
+			metav1.ConditionFalse, gatewayv1alpha1.ReasonGatewayNotProgrammed,
+			"(AddressNotAssigned): msg AddressNotAssigned; listeners not programmed either: https-app-b0bf13b6 (InvalidCertificateRef)", []bool{true, false}},
 		{"a listener with a missing secret", gw(2, []metav1.Condition{accepted(2), programmed(2)}, ok("http", 2),
 			listener("https-app-b0bf13b6", cond("Accepted", "True", "Accepted", 2), cond("ResolvedRefs", "False", "InvalidCertificateRef", 2), cond("Programmed", "False", "Invalid", 2))),
-			metav1.ConditionFalse, gatewayv1alpha1.ReasonListenersNotReady, "https-app-b0bf13b6", []bool{true, false}},
+			metav1.ConditionFalse, gatewayv1alpha1.ReasonListenersNotReady, "listeners not programmed: https-app-b0bf13b6 (InvalidCertificateRef);", []bool{true, false}},
 		{"a conflicted listener", gw(2, []metav1.Condition{accepted(2), programmed(2)}, ok("http", 2),
 			listener("https-app-b0bf13b6", cond("Conflicted", "True", "HostnameConflict", 2), cond("Programmed", "True", "Programmed", 2))),
 			metav1.ConditionFalse, gatewayv1alpha1.ReasonListenersNotReady, "https-app-b0bf13b6", []bool{true, false}},
@@ -77,6 +85,9 @@ func TestListenersStatus(t *testing.T) {
 			}
 			if !strings.Contains(c.Message, tt.wantMsg) {
 				t.Errorf("message %q does not contain %q", c.Message, tt.wantMsg)
+			}
+			if !slices.Contains(tt.wantReady, false) && strings.Contains(c.Message, "listeners not programmed") {
+				t.Errorf("message %q names listeners, but every listener is ready", c.Message)
 			}
 			if len(statuses) != 2 {
 				t.Fatalf("got %d listener statuses, want 2", len(statuses))

@@ -141,7 +141,10 @@ const (
 	ReasonGatewayNotFound = "GatewayNotFound"
 
 	// ReasonSecretNotFound (gateway-certs): with certMode existingSecret,
-	// the Secret named by spec.wildcardSecretRef does not exist.
+	// the Gateway implementation cannot use the Secret named by
+	// spec.wildcardSecretRef (ResolvedRefs=False, InvalidCertificateRef): it
+	// does not exist, or it is not a TLS Secret; the message carries the
+	// implementation's message, which says which.
 	ReasonSecretNotFound = "SecretNotFound"
 
 	// ReasonNamespacesNotCreated (ns-labels, NamespacesAttached True): some
