@@ -13,6 +13,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/record"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
@@ -27,7 +28,7 @@ type OwnedApplier struct {
 	// FieldManager is the controller's name.
 	FieldManager string
 	// Events records each write on the TenantGateway.
-	Events Events
+	Events record.Events
 }
 
 // Apply server-side applies desired (controller owner: tgw) unless live

@@ -14,6 +14,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/record"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
@@ -42,7 +43,7 @@ func NewBase(mgr ctrl.Manager, name string) Base {
 }
 
 // Events records on behalf of this controller.
-func (b Base) Events() Events { return Events{Recorder: b.Recorder} }
+func (b Base) Events() record.Events { return record.Events{Recorder: b.Recorder} }
 
 // WriteStatus writes this controller's part of tgw's status (StatusWriter).
 func (b Base) WriteStatus(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, st Status) error {

@@ -6,38 +6,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/record"
 )
-
-// Events records the gateway controllers' decisions as Kubernetes events.
-// A nil Recorder records nothing (unit tests of the glue).
-//
-// The events.k8s.io recorder folds events on the same object with the same
-// reason, action and related object into one series that keeps the first
-// note, whatever the later notes say. So an event about another object
-// names it as related (the Gateway applied, the namespace labelled), and a
-// condition's event has the condition type as its action: distinct
-// decisions stay distinct events.
-type Events struct {
-	Recorder events.EventRecorder
-}
-
-// Normal records a Normal event on obj; related, when not nil, is the
-// other object the decision concerns.
-func (e Events) Normal(obj, related runtime.Object, reason, action, note string) {
-	if e.Recorder != nil {
-		e.Recorder.Eventf(obj, related, "Normal", reason, action, "%s", note)
-	}
-}
-
-// Warning records a Warning event on obj, as Normal does.
-func (e Events) Warning(obj, related runtime.Object, reason, action, note string) {
-	if e.Recorder != nil {
-		e.Recorder.Eventf(obj, related, "Warning", reason, action, "%s", note)
-	}
-}
 
 // negative are the TenantGateway condition types for which True reports a
 // problem.
@@ -72,7 +44,7 @@ func ChangedConditions(have, want []metav1.Condition) (changed []metav1.Conditio
 // ConditionsChanged records one event per condition that ChangedConditions
 // reports: reason the condition's reason, action its type, note
 // "<Type>=<Status>: message".
-func (e Events) ConditionsChanged(obj runtime.Object, have, want []metav1.Condition) {
+func ConditionsChanged(e record.Events, obj runtime.Object, have, want []metav1.Condition) {
 	changed, types := ChangedConditions(have, want)
 	for i, c := range changed {
 		note := c.Type + "=" + string(c.Status) + ": " + c.Message

@@ -16,6 +16,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/record"
 )
 
 // Status is the part of a TenantGateway's status one controller owns.
@@ -43,7 +44,7 @@ type StatusWriter struct {
 	// Events, when its Recorder is set, records every condition whose
 	// status or reason a write changes (ChangedConditions): the
 	// controller's decisions, refusals included, as events.
-	Events Events
+	Events record.Events
 }
 
 // Write brings tgw's status to st for the fields this controller owns.
@@ -103,7 +104,7 @@ func (w StatusWriter) Write(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 		return false, fmt.Errorf("writing the status of TenantGateway %s/%s: %w", tgw.Namespace, tgw.Name, err)
 	}
 	applied.remember(key, tgw.ResourceVersion, print, conds)
-	w.Events.ConditionsChanged(tgw, have, conds)
+	ConditionsChanged(w.Events, tgw, have, conds)
 	return true, nil
 }
 

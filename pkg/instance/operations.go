@@ -44,12 +44,6 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
-// Event reasons of operations.
-const (
-	EventSuspended = appsv1alpha1.ReasonSuspended
-	EventResumed   = appsv1alpha1.ReasonResumed
-)
-
 // IsSuspended reports whether the instance asks to be suspended: its
 // apps.cozystack.io/suspend annotation is exactly "true".
 func IsSuspended(inst client.Object) bool {
@@ -331,9 +325,9 @@ func (r *Reconciler) applySuspend(ctx context.Context, inst, live *unstructured.
 		"why", "the instance's "+appsv1alpha1.AnnotationSuspend+" annotation")
 	writesTotal.WithLabelValues(r.Name, inst.GetKind(), outcome).Inc()
 	if suspend {
-		r.event(inst, "Normal", EventSuspended, "Suspend", fmt.Sprintf("set spec.suspend=true on %s %s; its drift is no longer corrected", live.GetKind(), live.GetName()))
+		r.events().Normal(inst, nil, appsv1alpha1.EventSuspended, "Suspend", fmt.Sprintf("set spec.suspend=true on %s %s; its drift is no longer corrected", live.GetKind(), live.GetName()))
 		return true, nil
 	}
-	r.event(inst, "Normal", EventResumed, "Resume", fmt.Sprintf("set spec.suspend=false on %s %s; its drift is corrected again", live.GetKind(), live.GetName()))
+	r.events().Normal(inst, nil, appsv1alpha1.EventResumed, "Resume", fmt.Sprintf("set spec.suspend=false on %s %s; its drift is corrected again", live.GetKind(), live.GetName()))
 	return false, nil
 }

@@ -30,11 +30,6 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
-// EventBackingObjectDeleted is recorded on an instance of a kind whose
-// definition names another backend now, when its former backend deletes the
-// backing object the instance still owned.
-const EventBackingObjectDeleted = "BackingObjectDeleted"
-
 // PlatformNamespaceName is prefix followed by the tenant namespace ns, cut
 // and hashed when longer than a namespace name may be: see
 // appsv1alpha1.PlatformNamespaceName, which cozyplane's commands share. Pure.
@@ -250,7 +245,7 @@ func (r *Reconciler) deleteOwned(ctx context.Context, inst client.Object, extra 
 			return nil, err
 		}
 		if r.Recorder != nil {
-			r.Recorder.Eventf(inst, nil, "Normal", EventBackingObjectDeleted, "Delete", "deleted %s %s/%s with the instance", o.GetKind(), o.GetNamespace(), o.GetName())
+			r.events().Normal(inst, nil, appsv1alpha1.EventBackingObjectDeleted, "Delete", fmt.Sprintf("deleted %s %s/%s with the instance", o.GetKind(), o.GetNamespace(), o.GetName()))
 		}
 	}
 	return owned, nil

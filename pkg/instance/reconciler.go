@@ -23,6 +23,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/record"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
@@ -294,9 +295,5 @@ func writtenKeyOf(inst *unstructured.Unstructured) writtenKey {
 	return writtenKey{inst.GetKind(), inst.GetNamespace(), inst.GetName()}
 }
 
-func (r *Reconciler) event(inst *unstructured.Unstructured, eventType, reason, action, note string) {
-	if r.Recorder == nil {
-		return
-	}
-	r.Recorder.Eventf(inst, nil, eventType, reason, action, "%s", note)
-}
+// events records on behalf of the controller (nil Recorder: nothing).
+func (r *Reconciler) events() record.Events { return record.Events{Recorder: r.Recorder} }

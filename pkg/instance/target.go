@@ -118,7 +118,7 @@ func (r *Reconciler) read(ctx context.Context, t *target) error {
 func (r *Reconciler) build(_ context.Context, t *target) error {
 	var err error
 	if t.desired, err = r.desired(t.def, t.inst, t.live); err != nil {
-		r.event(t.inst, "Warning", appsv1alpha1.EventInvalidSpec, "Build", err.Error())
+		r.events().Warning(t.inst, nil, appsv1alpha1.EventInvalidSpec, "Build", err.Error())
 	}
 	return err
 }
@@ -138,7 +138,7 @@ func (r *Reconciler) guard(ctx context.Context, t *target) error {
 	}
 	if t.verdict == ownership.Foreign {
 		takeoverRefusalsTotal.WithLabelValues(r.Name, t.inst.GetKind()).Inc()
-		r.event(t.inst, "Warning", appsv1alpha1.EventTakeoverRefused, "Guard", err.Error())
+		r.events().Warning(t.inst, nil, appsv1alpha1.EventTakeoverRefused, "Guard", err.Error())
 		// The foreign object carries none of our labels, so no event will
 		// tell us when its owner removes it: look again from time to time.
 		return reconcileerr.Foreign(appsv1alpha1.ReasonBackingObjectNotOwned, err)
@@ -200,7 +200,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
 		if t.platform {
 			err = r.applyErrNamespaceGone(err, t.ns)
 		}
-		r.event(inst, "Warning", appsv1alpha1.EventApplyFailed, "Apply", err.Error())
+		r.events().Warning(inst, nil, appsv1alpha1.EventApplyFailed, "Apply", err.Error())
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return reconcileerr.Stalled(appsv1alpha1.ReasonApplyFailed, fmt.Errorf("the API server refused %s %s: %w", desired.GetKind(), desired.GetName(), err))
 		}
@@ -213,7 +213,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
 		if desired.GetGeneration() != live.GetGeneration() {
 			kept = fmt.Sprintf("its spec was brought to the desired state (generation %d to %d)", live.GetGeneration(), desired.GetGeneration())
 		}
-		r.event(inst, "Normal", appsv1alpha1.EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; %s",
+		r.events().Normal(inst, nil, appsv1alpha1.EventAdopted, "Adopt", fmt.Sprintf("adopted %s %s (uid %s) as the %s annotation allows; %s",
 			desired.GetKind(), desired.GetName(), live.GetUID(), appsv1alpha1.AnnotationAdopt, kept))
 		if err := r.takeOverFields(ctx, desired); err != nil {
 			return err
@@ -237,11 +237,11 @@ func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
 		// status written below triggers one): that one reads it uncached
 		// rather than try a create again.
 		r.uncached.Store(client.ObjectKeyFromObject(desired), struct{}{})
-		r.event(inst, "Normal", appsv1alpha1.EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
+		r.events().Normal(inst, nil, appsv1alpha1.EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
 	case ssa.Updated:
-		r.event(inst, "Normal", appsv1alpha1.EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
+		r.events().Normal(inst, nil, appsv1alpha1.EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
 	case ssa.Corrected:
-		r.event(inst, "Normal", appsv1alpha1.EventDriftCorrected, "Apply", fmt.Sprintf("%s %s was changed outside this instance; its managed fields were restored", kind, name))
+		r.events().Normal(inst, nil, appsv1alpha1.EventDriftCorrected, "Apply", fmt.Sprintf("%s %s was changed outside this instance; its managed fields were restored", kind, name))
 	}
 	return nil
 }

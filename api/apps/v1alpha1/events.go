@@ -24,4 +24,17 @@ const (
 	// EventApplyFailed (Warning): the API server refused the backing object
 	// (ReasonApplyFailed).
 	EventApplyFailed = "ApplyFailed"
+	// EventSuspended (Normal): the instance's suspend annotation set
+	// spec.suspend=true on the backing object.
+	EventSuspended = ReasonSuspended
+	// EventResumed (Normal): spec.suspend=false again on the backing object.
+	EventResumed = ReasonResumed
+	// EventBackingObjectDeleted (Normal): an instance of a kind whose
+	// definition names another backend now was deleted, and its former
+	// backend deleted the backing object the instance still owned.
+	EventBackingObjectDeleted = "BackingObjectDeleted"
+	// EventOutputsNotCopied (Warning): the Terraform backend could not copy
+	// the module's outputs Secret into the instance's namespace; the note
+	// says why.
+	EventOutputsNotCopied = "OutputsNotCopied"
 )

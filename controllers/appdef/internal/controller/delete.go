@@ -79,7 +79,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *cozyv1alpha1.Appl
 		if err := r.Client.Delete(ctx, crd, client.Preconditions{UID: ptr.To(crd.UID)}); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
-		r.event(def, corev1EventNormal, EventCRDDeleted, "Delete", fmt.Sprintf("deleted CRD %s: no instance of %s is left", crd.Name, crd.Spec.Names.Kind))
+		r.events().Normal(def, nil, cozyv1alpha1.EventCRDDeleted, "Delete", fmt.Sprintf("deleted CRD %s: no instance of %s is left", crd.Name, crd.Spec.Names.Kind))
 		logger.Info("deleted CRD", "crd", crd.Name, "why", "the definition is deleted and no instance is left")
 	}
 	if err := r.deleteRoles(ctx, def, nil); err != nil {
@@ -92,7 +92,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *cozyv1alpha1.Appl
 	}
 	logger.Info("removed finalizer", "applicationDefinition", def.Name, "finalizer", cozyv1alpha1.FinalizerInstances,
 		"why", "no instance of its kind is left")
-	r.event(def, corev1EventNormal, EventReleased, "Delete", "no instance of the kind is left; the definition is released")
+	r.events().Normal(def, nil, cozyv1alpha1.EventReleased, "Delete", "no instance of the kind is left; the definition is released")
 	return ctrl.Result{}, nil
 }
 

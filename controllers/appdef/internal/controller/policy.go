@@ -301,13 +301,13 @@ func (r *Reconciler) applyInstanceKeys(ctx context.Context, def *cozyv1alpha1.Ap
 		kinds = append(kinds, c.plural)
 	}
 	why := fmt.Sprintf("it now checks the top-level keys of %d free-form kinds: %s", len(kinds), strings.Join(kinds, ", "))
-	reason := EventPolicyUpdated
+	reason := cozyv1alpha1.EventPolicyUpdated
 	if res == ssa.Corrected {
-		reason, why = EventPolicyCorrected, "it had been changed by someone else; put back: "+why
+		reason, why = cozyv1alpha1.EventPolicyCorrected, "it had been changed by someone else; put back: "+why
 	}
 	log.FromContext(ctx).Info("wrote ValidatingAdmissionPolicy", "policy", InstanceKeysPolicy, "result", res.String(), "why", why)
 	if def != nil {
-		r.event(def, corev1EventNormal, reason, "Apply", fmt.Sprintf("ValidatingAdmissionPolicy %s %s: %s", InstanceKeysPolicy, res, why))
+		r.events().Normal(def, nil, reason, "Apply", fmt.Sprintf("ValidatingAdmissionPolicy %s %s: %s", InstanceKeysPolicy, res, why))
 	}
 	return nil
 }

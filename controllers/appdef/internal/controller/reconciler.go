@@ -30,40 +30,6 @@ import (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 
-// Event reasons on ApplicationDefinitions.
-const (
-	EventCRDCreated   = "CRDCreated"
-	EventCRDUpdated   = "CRDUpdated"
-	EventCRDCorrected = "CRDCorrected"
-	EventCRDDeleted   = "CRDDeleted"
-	// EventPolicyUpdated: the instance keys policy now covers another set
-	// of free-form kinds.
-	EventPolicyUpdated = "PolicyUpdated"
-	// EventPolicyCorrected: someone changed the instance keys policy; it
-	// was put back.
-	EventPolicyCorrected = "PolicyCorrected"
-	// EventRolePublished: an aggregated ClusterRole of the kind was
-	// created, updated or put back.
-	EventRolePublished = "RolePublished"
-	// EventRoleDeleted: an aggregated ClusterRole the definition no longer
-	// wants was deleted.
-	EventRoleDeleted = "RoleDeleted"
-	// EventRoleNotOwned (warning): a ClusterRole with the name of one of the
-	// kind's roles exists and the definition does not control it.
-	EventRoleNotOwned = "RoleNotOwned"
-	// EventStalled (warning): the definition stalled for a new reason; the
-	// note says what to fix.
-	EventStalled = "Stalled"
-	// EventServed: the kind became served (Ready=True).
-	EventServed = "Served"
-	// EventDeletionWaiting: the definition is deleted, and its deletion
-	// waits until no instance of its kind is left.
-	EventDeletionWaiting = "DeletionWaiting"
-	// EventReleased: nothing holds the deleted definition any more; its
-	// finalizer was removed.
-	EventReleased = "Released"
-)
-
 // Default timings.
 const (
 	// DefaultInstancePollInterval is how often a deleting definition
@@ -134,8 +100,3 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// every ForeignRecheckInterval.
 	return reconcileerr.Result(err, r.ForeignRecheckInterval)
 }
-
-const (
-	corev1EventNormal  = "Normal"
-	corev1EventWarning = "Warning"
-)

@@ -171,7 +171,7 @@ func (r *Reconciler) applyRoles(ctx context.Context, def *cozyv1alpha1.Applicati
 				ssa.Corrected: "it had been changed by someone else; put back",
 			}[res]
 			log.FromContext(ctx).Info("wrote ClusterRole", "clusterRole", role.Name, "result", res.String(), "why", why)
-			r.eventAbout(def, role, corev1EventNormal, EventRolePublished, "Apply", fmt.Sprintf("ClusterRole %s %s: %s", role.Name, res, why))
+			r.events().Normal(def, role, cozyv1alpha1.EventRolePublished, "Apply", fmt.Sprintf("ClusterRole %s %s: %s", role.Name, res, why))
 		}
 	}
 	if err := r.deleteRoles(ctx, def, want); err != nil {
@@ -208,7 +208,7 @@ func (r *Reconciler) deleteRoles(ctx context.Context, def *cozyv1alpha1.Applicat
 			why = "the definition is deleted"
 		}
 		log.FromContext(ctx).Info("deleted ClusterRole", "clusterRole", role.Name, "why", why)
-		r.eventAbout(def, role, corev1EventNormal, EventRoleDeleted, "Delete", fmt.Sprintf("deleted ClusterRole %s: %s", role.Name, why))
+		r.events().Normal(def, role, cozyv1alpha1.EventRoleDeleted, "Delete", fmt.Sprintf("deleted ClusterRole %s: %s", role.Name, why))
 	}
 	return nil
 }

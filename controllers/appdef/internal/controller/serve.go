@@ -131,7 +131,7 @@ func (r *Reconciler) serveRoles(ctx context.Context, s *serving) error {
 	}
 	s.roleNote = note
 	if note != "" && !strings.Contains(readyMessageOf(s.def), note) {
-		r.event(s.def, corev1EventWarning, EventRoleNotOwned, "Apply", note)
+		r.events().Warning(s.def, nil, cozyv1alpha1.EventRoleNotOwned, "Apply", note)
 	}
 	return nil
 }
@@ -148,15 +148,15 @@ func (r *Reconciler) applyCRD(ctx context.Context, s *serving) error {
 	switch res {
 	case ssa.Created:
 		log.FromContext(ctx).Info("created CRD", "crd", s.crdName, "why", "the definition serves kind "+kind)
-		r.event(s.def, corev1EventNormal, EventCRDCreated, "Apply", fmt.Sprintf("created CRD %s serving kind %s", s.crdName, kind))
+		r.events().Normal(s.def, nil, cozyv1alpha1.EventCRDCreated, "Apply", fmt.Sprintf("created CRD %s serving kind %s", s.crdName, kind))
 		return waiting(establishRecheck, cozyv1alpha1.ReasonProgressing, "created CRD %s; waiting for the API server to establish it", s.crdName)
 	case ssa.Updated, ssa.Corrected:
-		reason, note := EventCRDUpdated, "updated CRD %s to the definition's generation"
+		reason, note := cozyv1alpha1.EventCRDUpdated, "updated CRD %s to the definition's generation"
 		if res == ssa.Corrected {
-			reason, note = EventCRDCorrected, "CRD %s had been changed by someone else; put it back"
+			reason, note = cozyv1alpha1.EventCRDCorrected, "CRD %s had been changed by someone else; put it back"
 		}
 		log.FromContext(ctx).Info("wrote CRD", "crd", s.crdName, "result", res.String(), "why", fmt.Sprintf(note, s.crdName))
-		r.event(s.def, corev1EventNormal, reason, "Apply", fmt.Sprintf(note, s.crdName))
+		r.events().Normal(s.def, nil, reason, "Apply", fmt.Sprintf(note, s.crdName))
 		return waiting(establishRecheck, cozyv1alpha1.ReasonProgressing, "updated CRD %s; waiting for the API server to establish it", s.crdName)
 	}
 	return nil

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +14,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/record"
 )
 
 // summarize writes Ready, Reconciling and Stalled from the outcome of a
@@ -83,26 +83,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.Applicat
 	case meta.IsStatusConditionTrue(def.Status.Conditions, cozyv1alpha1.ConditionStalled):
 		// The Ready reason is the action: stalls for different reasons stay
 		// different events (a series keeps its first note).
-		r.event(def, corev1EventWarning, EventStalled, ready.Reason, ready.Message)
+		r.events().Warning(def, nil, cozyv1alpha1.EventStalled, ready.Reason, ready.Message)
 	case ready.Reason == cozyv1alpha1.ReasonServed:
-		r.event(def, corev1EventNormal, EventServed, "Serve", ready.Message)
+		r.events().Normal(def, nil, cozyv1alpha1.EventServed, "Serve", ready.Message)
 	case ready.Reason == cozyv1alpha1.ReasonInstancesRemain:
-		r.event(def, corev1EventNormal, EventDeletionWaiting, "Delete", ready.Message)
+		r.events().Normal(def, nil, cozyv1alpha1.EventDeletionWaiting, "Delete", ready.Message)
 	}
 	return nil
 }
 
-func (r *Reconciler) event(def *cozyv1alpha1.ApplicationDefinition, eventType, reason, action, note string) {
-	r.eventAbout(def, nil, eventType, reason, action, note)
-}
-
-// eventAbout records an event on def about related, another object (a
-// ClusterRole). events.k8s.io folds events with the same regarding and
-// related object, reason and action into one series that keeps the first
-// note: naming the related object keeps one event per object.
-func (r *Reconciler) eventAbout(def *cozyv1alpha1.ApplicationDefinition, related runtime.Object, eventType, reason, action, note string) {
-	if r.Recorder == nil {
-		return
-	}
-	r.Recorder.Eventf(def, related, eventType, reason, action, "%s", note)
-}
+// events records on def (and, for an event about another object, on def
+// about it: see pkg/record).
+func (r *Reconciler) events() record.Events { return record.Events{Recorder: r.Recorder} }

@@ -29,7 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/manager"
+	"github.com/cozyplane/cozyplane/pkg/record"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
@@ -39,27 +41,6 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=resourcequotas/status,verbs=patch
-
-// Event reasons, on the tenant namespace.
-const (
-	// EventQuotaWritten: the namespace's default quota was created or
-	// brought to new limits.
-	EventQuotaWritten = "InstanceQuotaWritten"
-	// EventQuotaDeleted: no limit is wanted any more (annotations or
-	// flags); the controller's quota was deleted.
-	EventQuotaDeleted = "InstanceQuotaDeleted"
-	// EventQuotaNotOwned (warning): a ResourceQuota at Name is someone
-	// else's; it is left untouched.
-	EventQuotaNotOwned = "InstanceQuotaNotOwned"
-	// EventInvalidAnnotation (warning): a quota annotation of the
-	// namespace cannot be read; the quota is left as it is.
-	EventInvalidAnnotation = "InvalidInstanceQuotaAnnotation"
-	// EventUsageCounted: the quota enforced a kind that the quota
-	// controller had not counted yet, which refuses every create of it;
-	// the controller counted the instances and wrote the usage (see
-	// MissingUsage).
-	EventUsageCounted = "InstanceQuotaUsageCounted"
-)
 
 // DefaultForeignRecheckInterval is how often a namespace whose quota name
 // is taken by someone else's quota is looked at again.
@@ -110,6 +91,9 @@ func CacheOptions() manager.Customize {
 }
 
 // SetupWithManager registers the controller.
+// events records on behalf of the controller (nil Recorder: nothing).
+func (r *Reconciler) events() record.Events { return record.Events{Recorder: r.Recorder} }
+
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ForeignRecheckInterval <= 0 {
 		r.ForeignRecheckInterval = DefaultForeignRecheckInterval
@@ -192,8 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	limits, err := LimitsFor(r.Config, ns.Annotations)
 	if err != nil {
 		// Fixed only by a change of the namespace, which is watched.
-		r.Recorder.Eventf(ns, nil, corev1.EventTypeWarning, EventInvalidAnnotation, "Reconcile",
-			"%v; the namespace's instance quota %s is left as it is. Fix the annotation", err, Name)
+		r.events().Warning(ns, nil, cozyv1alpha1.EventInvalidAnnotation, "Reconcile", fmt.Sprintf("%v; the namespace's instance quota %s is left as it is. Fix the annotation", err, Name))
 		return ctrl.Result{}, nil
 	}
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
@@ -216,7 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	action, err := Decide(live, hard)
 	var notOwned *NotOwnedError
 	if errors.As(err, &notOwned) {
-		r.Recorder.Eventf(ns, nil, corev1.EventTypeWarning, EventQuotaNotOwned, "Reconcile", "%s", err.Error())
+		r.events().Warning(ns, nil, cozyv1alpha1.EventQuotaNotOwned, "Reconcile", err.Error())
 		log.FromContext(ctx).Info("quota not owned", "namespace", req.Name, "reason", err.Error())
 		return ctrl.Result{RequeueAfter: r.ForeignRecheckInterval}, nil
 	}
@@ -232,8 +215,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("deleting ResourceQuota %s/%s: %w", req.Name, Name, err)
 		}
-		r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, EventQuotaDeleted, "Delete",
-			"no instance limit is wanted in %s (flags or annotations %s, %s): ResourceQuota %s deleted", req.Name, AnnotationInstances, AnnotationTenants, Name)
+		r.events().Normal(ns, nil, cozyv1alpha1.EventQuotaDeleted, "Delete", fmt.Sprintf("no instance limit is wanted in %s (flags or annotations %s, %s): ResourceQuota %s deleted", req.Name, AnnotationInstances, AnnotationTenants, Name))
 	}
 	return later, nil
 }
@@ -299,8 +281,7 @@ func (r *Reconciler) countMissing(ctx context.Context, ns client.Object, q *core
 		}
 		return fmt.Errorf("writing the usage of ResourceQuota %s/%s: %w", q.Namespace, Name, err)
 	}
-	r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, EventUsageCounted, "Count",
-		"ResourceQuota %s enforced kinds the quota controller had not counted yet (every create of them was refused): usage written %s", Name, describe(used))
+	r.events().Normal(ns, nil, cozyv1alpha1.EventUsageCounted, "Count", fmt.Sprintf("ResourceQuota %s enforced kinds the quota controller had not counted yet (every create of them was refused): usage written %s", Name, describe(used)))
 	log.FromContext(ctx).Info("instance quota usage counted", "namespace", q.Namespace, "used", used)
 	return nil
 }
@@ -345,8 +326,7 @@ func (r *Reconciler) apply(ctx context.Context, ns client.Object, live, desired 
 		return fmt.Errorf("writing ResourceQuota %s/%s: %w", desired.Namespace, Name, err)
 	}
 	if res != ssa.Unchanged {
-		r.Recorder.Eventf(ns, nil, corev1.EventTypeNormal, EventQuotaWritten, "Apply",
-			"ResourceQuota %s %s: %s", Name, res, describe(desired.Spec.Hard))
+		r.events().Normal(ns, nil, cozyv1alpha1.EventQuotaWritten, "Apply", fmt.Sprintf("ResourceQuota %s %s: %s", Name, res, describe(desired.Spec.Hard)))
 		log.FromContext(ctx).Info("instance quota written", "namespace", desired.Namespace, "result", res.String())
 	}
 	return nil

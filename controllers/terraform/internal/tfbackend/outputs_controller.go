@@ -23,6 +23,7 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 	"github.com/cozyplane/cozyplane/pkg/instance"
+	"github.com/cozyplane/cozyplane/pkg/record"
 )
 
 // OutputsResync is how often an instance's outputs copy is compared with
@@ -122,7 +123,7 @@ func (r *OutputsReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		uid := existing.UID
 		err = client.IgnoreNotFound(r.Client.Delete(ctx, existing, client.Preconditions{UID: &uid}))
 	case OutputsRefuse:
-		r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, "OutputsNotCopied", "CopyOutputs", "%s", msg)
+		record.Events{Recorder: r.Recorder}.Warning(inst, nil, appsv1alpha1.EventOutputsNotCopied, "CopyOutputs", msg)
 	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("outputs Secret %s/%s: %w", inst.GetNamespace(), name, err)
@@ -184,7 +185,7 @@ func (r *OutputsReconciler) ensureWriter(ctx context.Context, inst *unstructured
 	}
 	create, err := DecideBinding(live, want)
 	if err != nil {
-		r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, "OutputsNotCopied", "CopyOutputs", "%s", err.Error())
+		record.Events{Recorder: r.Recorder}.Warning(inst, nil, appsv1alpha1.EventOutputsNotCopied, "CopyOutputs", err.Error())
 		return false, nil
 	}
 	if !create {
