@@ -123,6 +123,9 @@ run() {
   # chart's RBAC: a missing verb fails the suite.
   # shellcheck disable=SC2086
   [[ -n "${failed}" ]] || "${ROOT}/hack/rbac.sh" "${E2E}" ${controllers} || failed="the controllers' RBAC was not applied"
+  # The neighbours the scenarios play (Flux, tofu-controller, cert-manager)
+  # get the RBAC a real install gives them (tests/chainsaw/_scripts/neighbours).
+  [[ -n "${failed}" ]] || KUBECONFIG="${E2E}/kubeconfig" "${SUITE}/_scripts/neighbours/rbac.sh" || failed="the neighbours' RBAC was not applied"
   # shellcheck disable=SC2086
   [[ -n "${failed}" ]] || "${ROOT}/hack/controllers.sh" start "${E2E}" ${controllers} || failed="the controllers did not start"
   local eg=""
