@@ -59,7 +59,7 @@ func TestAdoptUpstreamHelmRelease(t *testing.T) {
 	instance.Configure(&opts, backend)
 	mgr, err := manager.NewWithConfig(opts, env.Config, c.Scheme(), instance.CacheOptions(backend))
 	must(err)
-	r := &instance.Reconciler{Name: Name, Backend: backend, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+	r := &instance.Reconciler{Name: Name, Backend: backend, Components: backend.Components(), Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder(Name), ForeignRecheck: time.Second}
 	must(r.SetupWithManager(mgr))
 	go func() { _ = mgr.Start(ctx) }()

@@ -15,4 +15,7 @@ import (
 // Name is the controller's name: field manager, leader election lock, events.
 const Name = "cozystack-helm"
 
-func main() { instance.Main(Name, helmbackend.Backend{}, helmv2.AddToScheme) }
+func main() {
+	backend := helmbackend.Backend{}
+	instance.Main(Name, backend, backend.Components(), helmv2.AddToScheme)
+}

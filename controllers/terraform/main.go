@@ -55,12 +55,13 @@ func main() {
 				return err
 			}
 			r := &instance.Reconciler{
-				Name:      Name,
-				Backend:   backend,
-				Client:    mgr.GetClient(),
-				APIReader: mgr.GetAPIReader(),
-				Recorder:  mgr.GetEventRecorder(Name),
-				Workers:   opts.Workers,
+				Name:       Name,
+				Backend:    backend,
+				Components: backend.Components(),
+				Client:     mgr.GetClient(),
+				APIReader:  mgr.GetAPIReader(),
+				Recorder:   mgr.GetEventRecorder(Name),
+				Workers:    opts.Workers,
 			}
 			if err := r.SetupWithManager(mgr); err != nil {
 				return err

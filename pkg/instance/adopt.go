@@ -25,11 +25,7 @@ import (
 // key belongs to the shard operator). Only metadata.managedFields changes,
 // under a precondition on the version just written.
 func (r *Reconciler) takeOverFields(ctx context.Context, adopted *unstructured.Unstructured) error {
-	var keep []string
-	if ll, ok := r.Backend.(LiveLabeling); ok {
-		keep = ll.LiveLabels()
-	}
-	entries, changed, err := HandOverFields(adopted.GetManagedFields(), r.Name, keep)
+	entries, changed, err := HandOverFields(adopted.GetManagedFields(), r.Name, r.Components.LiveLabels)
 	if err != nil || !changed {
 		return err
 	}

@@ -66,65 +66,77 @@ type Backend interface {
 	ProjectStatus(def *Definition, inst *unstructured.Unstructured, target *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus)
 }
 
-// LiveLabeling is implemented by backends whose backing objects carry labels
-// that the backend sets when it creates them and that another actor then
-// rewrites at run time (Flux's shard operator moves a HelmRelease between
-// helm-controller shards by relabelling it). Once the live object carries
-// such a label, its live value is the desired one: the reconciler never
-// reverts it, never removes it, and never writes because it moved.
-type LiveLabeling interface {
-	LiveLabels() []string
+// Components are how a backend differs from the common loop, chosen when the
+// controller is built, the way crossplane-runtime's managed reconciler takes
+// its initializers, connecters and finalizers: the loop calls each through
+// its interface and never asks which backend it serves. A component left
+// out is a default that does nothing.
+type Components struct {
+	// Placement decides where backing objects live and how they are tied to
+	// their instances. Default: InstanceNamespace.
+	Placement Placement
+	// Finalizer holds instances while their backing objects are deleted.
+	// Default: none; the garbage collector follows the ownerReference.
+	Finalizer Finalizer
+	// Storage names a platform namespace a backing object points its own
+	// controller at for data the tenant must not write. Default: none.
+	Storage Storage
+	// LiveLabels are labels the backend sets when it creates a backing
+	// object and that another actor then rewrites at run time (Flux's shard
+	// operator moves a HelmRelease between helm-controller shards by
+	// relabelling it). Once the live object carries such a label, its live
+	// value is the desired one: the reconciler never reverts it, never
+	// removes it, and never writes because it moved.
+	LiveLabels []string
 }
 
-// Finalizing is implemented by backends that must hold an instance while its
-// backing object is deleted (e.g. Terraform destroying cloud resources).
-type Finalizing interface {
-	// Finalizer returns the finalizer to keep on instances of def, or "" when
-	// instances of def can go at once.
+// withDefaults fills in the components left out.
+func (c Components) withDefaults() Components {
+	if c.Placement == nil {
+		c.Placement = InstanceNamespace{}
+	}
+	if c.Finalizer == nil {
+		c.Finalizer = noFinalizer{}
+	}
+	if c.Storage == nil {
+		c.Storage = noStorage{}
+	}
+	return c
+}
+
+// Finalizer holds an instance while its backing objects are deleted (e.g.
+// Terraform destroying cloud resources). An instance deleted while it
+// carries one of Finalizers is let go only once the backing objects it owns
+// are gone, and that holds after its definition moved to another backend:
+// the reconciler keeps a metadata-only watch on such kinds, filtered to
+// instances that carry one of Finalizers, so they can still be deleted;
+// while such an instance lives, its backing objects are left as they are
+// (never destroyed by surprise because a definition changed).
+type Finalizer interface {
+	// Finalizer returns the finalizer to keep on instances of def, or ""
+	// when instances of def can go at once.
 	Finalizer(def *Definition) string
+	// Finalizers lists every finalizer the backend may have put on an
+	// instance, current and former; the former ones are swapped for
+	// Finalizer's.
+	Finalizers() []string
 }
 
-// TargetNamespacing is implemented by backends whose backing objects live
-// in a namespace the platform owns, one per tenant namespace, instead of the
-// instance's own (the Terraform backend: a tenant with edit in its namespace
-// could otherwise rewrite the saved plan or the state, or exec into the
-// runner). For such a backend the reconciler:
-//
-//   - creates the target namespace when it is missing, with the backend's
-//     labels, and writes nothing in a namespace of that name that lacks
-//     them (ReasonPlatformNamespaceNotOwned);
-//   - marks the backing object with labels instead of an ownerReference
-//     (which cannot cross namespaces): the application labels plus the
-//     instance's namespace and uid, and decides ownership on the uid label;
-//   - maps events of backing objects to instances through those labels;
-//   - leaves a backing object the instance controls in its own namespace
-//     (written by an earlier version) untouched and reports it
-//     (ReasonLegacyBackingObject);
-//   - relies on the backend's Finalizing finalizer, which must be non-empty
-//     for every definition, to delete the backing object before the
-//     instance goes.
-//
-// The decisions are in platform.go.
-type TargetNamespacing interface {
-	// TargetNamespace names the namespace of the backing objects of
-	// instances in namespace ns: a valid namespace name, never ns. Pure.
-	TargetNamespace(ns string) string
-	// TargetNamespaceLabels are the labels the target namespace of tenant
-	// namespace ns carries: the reconciler creates it with them and
-	// refuses a namespace of that name without them. Pure.
-	TargetNamespaceLabels(ns string) map[string]string
-}
+type noFinalizer struct{}
 
-// StorageNamespacing is implemented by backends whose backing objects stay in
-// the instance's namespace but name a platform namespace, one per tenant
-// namespace, where their own controller keeps data the tenant must not write
-// (the Helm backend: Helm's release records, through the HelmRelease's
-// spec.storageNamespace). Before writing a desired backing object that names
-// such a namespace, the reconciler creates it when it is missing, with the
-// backend's labels, and writes nothing when a namespace of that name lacks
-// them (ReasonPlatformNamespaceNotOwned), as for TargetNamespacing; the
-// backing object itself keeps its ownerReference and its place.
-type StorageNamespacing interface {
+func (noFinalizer) Finalizer(*Definition) string { return "" }
+func (noFinalizer) Finalizers() []string         { return nil }
+
+// Storage is a platform namespace, one per tenant namespace, that a backing
+// object staying in the instance's namespace names for data its own
+// controller keeps and the tenant must not write (the Helm backend: Helm's
+// release records, through the HelmRelease's spec.storageNamespace). Before
+// writing a desired backing object that names such a namespace, the
+// reconciler creates it when it is missing, with the backend's labels, and
+// writes nothing when a namespace of that name lacks them
+// (ReasonPlatformNamespaceNotOwned), as for PlatformNamespaces; the backing
+// object itself keeps its ownerReference and its place.
+type Storage interface {
 	// StorageNamespace is the platform namespace the desired backing object
 	// (as Build and the common contract made it) names, or "" when it names
 	// none (an earlier version's object keeps its data where it is). Pure.
@@ -134,18 +146,10 @@ type StorageNamespacing interface {
 	StorageNamespaceLabels(ns string) map[string]string
 }
 
-// Releasing is implemented by Finalizing backends that let go of instances
-// whose definition names another backend now. The reconciler keeps a
-// metadata-only watch on such kinds, filtered to instances that carry one of
-// Finalizers, and when one of them is deleted, it deletes the backing objects
-// that instance owns (by label or ownerReference) and then removes the
-// finalizers; while such an instance lives, its backing objects are left as
-// they are (never destroyed by surprise because a definition changed).
-type Releasing interface {
-	// Finalizers lists every finalizer the backend may have put on an
-	// instance, current and former.
-	Finalizers() []string
-}
+type noStorage struct{}
+
+func (noStorage) StorageNamespace(*unstructured.Unstructured) string { return "" }
+func (noStorage) StorageNamespaceLabels(string) map[string]string    { return nil }
 
 // Definition is an ApplicationDefinition resolved for a backend: the legacy
 // spec.release read as a Helm backend, the served kind spelled out.
@@ -262,7 +266,7 @@ func CommonLabels(def *Definition, inst client.Object) map[string]string {
 
 // FollowLive returns labels with every key in keys that live carries set to
 // live's value: those labels belong to another actor once the object exists
-// (see LiveLabeling). labels is modified and returned. Pure.
+// (see Components.LiveLabels). labels is modified and returned. Pure.
 func FollowLive(labels map[string]string, live client.Object, keys []string) map[string]string {
 	if live == nil || reflect.ValueOf(live).IsNil() {
 		return labels

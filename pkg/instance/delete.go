@@ -24,9 +24,6 @@ import (
 // reconcileDelete holds a finalizing instance until its backing object is
 // gone, then lets it go.
 func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (ctrl.Result, error) {
-	if _, ok := r.Backend.(Finalizing); !ok {
-		return ctrl.Result{}, nil
-	}
 	var ours []string
 	for _, f := range inst.GetFinalizers() {
 		if slices.Contains(r.ourFinalizers(def), f) {

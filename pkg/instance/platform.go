@@ -1,10 +1,9 @@
 package instance
 
-// Backing objects in a platform namespace (TargetNamespacing) and the
-// release of instances whose definition names another backend now
-// (Releasing). reconciler.go calls these at a few points: where it derives
-// the backing object's key, builds the desired object, decides ownership,
-// deletes an instance, and handles a definition that is not its backend's.
+// Backing objects in a platform namespace (PlatformNamespaces, placement.go)
+// and the finalizers that hold instances until their backing objects are
+// gone (Components.Finalizer): the decisions, and the reads and writes
+// they need.
 
 import (
 	"context"
@@ -35,16 +34,6 @@ import (
 // appsv1alpha1.PlatformNamespaceName, which cozyplane's commands share. Pure.
 func PlatformNamespaceName(prefix, ns string) string {
 	return appsv1alpha1.PlatformNamespaceName(prefix, ns)
-}
-
-// targetNamespace is where inst's backing object lives, and whether that is
-// a platform namespace rather than the instance's own.
-func (r *Reconciler) targetNamespace(inst client.Object) (string, bool) {
-	tn, ok := r.Backend.(TargetNamespacing)
-	if !ok {
-		return inst.GetNamespace(), false
-	}
-	return tn.TargetNamespace(inst.GetNamespace()), true
 }
 
 // PlatformLabels are the labels that, with the application labels, name the
@@ -128,10 +117,10 @@ func CheckPlatformNamespace(ns *corev1.Namespace, want map[string]string) error 
 
 // ensureNamespace creates the platform namespace name of tenant namespace
 // tenant, labelled want, when it is missing and refuses one that lacks those
-// labels, then creates the backend's NamespaceProvisioning objects there
-// (provision.go). A namespace found once is remembered; forgetNamespace drops
-// it when a write there finds it gone.
-func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string, want map[string]string) error {
+// labels, then creates the objects provision names there (provision.go; nil:
+// none). A namespace found once is remembered; forgetNamespace drops it when
+// a write there finds it gone.
+func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string, want map[string]string, provision NamespaceProvisioning) error {
 	if _, ok := r.namespaces.Load(name); ok {
 		return nil
 	}
@@ -159,7 +148,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string, w
 		// says when an administrator fixes it.
 		return reconcileerr.Foreign(appsv1alpha1.ReasonPlatformNamespaceNotOwned, err)
 	}
-	if err := r.ensureProvisioned(ctx, name, tenant); err != nil {
+	if err := r.ensureProvisioned(ctx, name, tenant, provision); err != nil {
 		return err
 	}
 	r.namespaces.Store(name, struct{}{})
@@ -263,21 +252,11 @@ func containsUID(list []*unstructured.Unstructured, o *unstructured.Unstructured
 // ourFinalizers are the finalizers this backend may have put on instances of
 // def (nil def: of any definition).
 func (r *Reconciler) ourFinalizers(def *Definition) []string {
-	fz, ok := r.Backend.(Finalizing)
-	if !ok {
-		return nil
-	}
-	out := []string{appsv1alpha1.FinalizerDestroy}
+	fz := r.Components.Finalizer
+	out := slices.Clone(fz.Finalizers())
 	if def != nil {
-		if f := fz.Finalizer(def); f != "" && f != appsv1alpha1.FinalizerDestroy {
+		if f := fz.Finalizer(def); f != "" && !slices.Contains(out, f) {
 			out = append(out, f)
-		}
-	}
-	if rl, ok := r.Backend.(Releasing); ok {
-		for _, f := range rl.Finalizers() {
-			if !slices.Contains(out, f) {
-				out = append(out, f)
-			}
 		}
 	}
 	return out
@@ -347,9 +326,6 @@ func (r *Reconciler) replaceStale(ctx context.Context, live *unstructured.Unstru
 // was deleted while this controller was not running). Called when a request
 // finds no instance; the API server, not the cache, has the last word.
 func (r *Reconciler) collectOrphans(ctx context.Context, req dynamicwatch.Request) error {
-	if _, ok := r.Backend.(TargetNamespacing); !ok {
-		return nil
-	}
 	probe := &metav1.PartialObjectMetadata{}
 	probe.SetGroupVersionKind(req.GVK)
 	if err := r.APIReader.Get(ctx, req.NamespacedName, probe); !apierrors.IsNotFound(err) {

@@ -125,7 +125,9 @@ const testFinalizer = "test.cozystack.io/platform"
 func (platformBackend) Type() cozyv1alpha1.BackendType   { return cozyv1alpha1.BackendTerraform }
 func (platformBackend) TargetNamespace(ns string) string { return PlatformNamespaceName("p-", ns) }
 func (platformBackend) Finalizer(*Definition) string     { return testFinalizer }
-func (platformBackend) Finalizers() []string             { return []string{testFinalizer} }
+func (platformBackend) Finalizers() []string {
+	return []string{testFinalizer, appsv1alpha1.FinalizerDestroy}
+}
 func (platformBackend) TargetNamespaceLabels(ns string) map[string]string {
 	return map[string]string{"test/platform": "yes", "test/tenant": ns}
 }
@@ -142,12 +144,10 @@ func (b platformBackend) PlatformNamespaceObjects(ns, tenant string) []client.Ob
 	}
 }
 
-var (
-	_ TargetNamespacing     = platformBackend{}
-	_ NamespaceProvisioning = platformBackend{}
-	_ Finalizing            = platformBackend{}
-	_ Releasing             = platformBackend{}
-)
+// components are platformBackend's, as the Terraform backend's.
+func (b platformBackend) components() Components {
+	return Components{Placement: PlatformNamespaces{Namespaces: b, Provision: b}, Finalizer: b}
+}
 
 func gadgetCRD() *apiextensionsv1.CustomResourceDefinition {
 	crd := widgetCRD()

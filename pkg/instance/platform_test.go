@@ -127,7 +127,7 @@ spec:
 	Configure(&opts, backend)
 	mgr, err := manager.NewWithConfig(opts, env.Config, scheme, CacheOptions(backend))
 	must(err)
-	r := &Reconciler{Name: "cozystack-platform-test", Backend: backend, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("cozystack-platform-test"), Workers: 2}
+	r := &Reconciler{Name: "cozystack-platform-test", Backend: backend, Components: backend.components(), Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("cozystack-platform-test"), Workers: 2}
 	must(r.SetupWithManager(mgr))
 	go func() { _ = mgr.Start(ctx) }()
 

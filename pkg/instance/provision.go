@@ -1,7 +1,7 @@
 package instance
 
 // Objects a backend needs in each platform namespace besides its backing
-// objects (NamespaceProvisioning). ensureNamespace (platform.go) calls
+// objects (PlatformNamespaces.Provision). ensureNamespace (platform.go) calls
 // ensureProvisioned once it has created or found a platform namespace.
 
 import (
@@ -18,8 +18,8 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
 
-// NamespaceProvisioning is implemented by TargetNamespacing backends whose
-// backing objects need other objects in their platform namespace (the
+// NamespaceProvisioning names the objects that backing objects placed in
+// platform namespaces (PlatformNamespaces) need there besides them (the
 // Terraform backend: the ServiceAccount tofu-controller runs the runner Pods
 // as, and its RoleBinding). The reconciler creates them when it has created
 // or found the platform namespace, before writing a backing object there. It
@@ -59,12 +59,11 @@ func DecideProvisioned(kind string, live, want client.Object) (bool, error) {
 	return false, nil
 }
 
-// ensureProvisioned creates the NamespaceProvisioning objects of platform
-// namespace ns that are missing, and refuses ones that are not the
-// backend's. It reads from the API server (one get per object, no watch).
-func (r *Reconciler) ensureProvisioned(ctx context.Context, ns, tenant string) error {
-	p, ok := r.Backend.(NamespaceProvisioning)
-	if !ok {
+// ensureProvisioned creates the objects p names in platform namespace ns
+// that are missing, and refuses ones that are not the backend's. It reads
+// from the API server (one get per object, no watch). A nil p names none.
+func (r *Reconciler) ensureProvisioned(ctx context.Context, ns, tenant string, p NamespaceProvisioning) error {
+	if p == nil {
 		return nil
 	}
 	for _, want := range p.PlatformNamespaceObjects(ns, tenant) {

@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,6 +37,9 @@ type Reconciler struct {
 	// Name names the controller and its field manager, e.g. cozystack-helm.
 	Name    string
 	Backend Backend
+	// Components are the backend's differences from the common loop;
+	// SetupWithManager fills in the defaults of those left out.
+	Components Components
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
 	// APIReader reads from the API server: an object with a backing
@@ -54,9 +56,9 @@ type Reconciler struct {
 	defs    *registry
 	watches *dynamicwatch.Set
 
-	// Platform namespaces known to exist (TargetNamespacing), and kinds
-	// watched only to release instances (Releasing), by definition name:
-	// platform.go.
+	// Platform namespaces known to exist (PlatformNamespaces, Storage),
+	// and kinds watched only to release instances (Finalizer), by
+	// definition name: platform.go, releasing.go.
 	namespaces sync.Map
 	// written holds, by instance (writtenKey), the resourceVersion
 	// our last status write replaced, until the cache shows a newer one.
@@ -85,11 +87,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	inst.SetGroupVersionKind(req.GVK)
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
 		// Gone: the garbage collector removes the backing object through
-		// its ownerReference; one in a platform namespace is removed here.
+		// its ownerReference; the placement removes one it cannot reach.
 		if apierrors.IsNotFound(err) {
 			readymetric.Forget(req.GVK.Kind, req.Namespace, req.Name)
 			r.written.Delete(writtenKey{req.GVK.Kind, req.Namespace, req.Name})
-			return ctrl.Result{}, r.collectOrphans(ctx, req)
+			return ctrl.Result{}, r.Components.Placement.gone(ctx, r, req)
 		}
 		return ctrl.Result{}, err
 	}
@@ -134,18 +136,17 @@ func (r *Reconciler) foreignRecheck() time.Duration {
 // ensureFinalizer keeps the backend's finalizer on instances whose
 // definition needs one, and takes it off when the definition stops needing it.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, def *Definition, inst *unstructured.Unstructured) error {
-	fz, ok := r.Backend.(Finalizing)
-	if !ok {
-		return nil
-	}
-	want := fz.Finalizer(def)
+	want := r.Components.Finalizer.Finalizer(def)
 	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	changed := false
 	if want != "" && !controllerutil.ContainsFinalizer(inst, want) {
 		changed = controllerutil.AddFinalizer(inst, want)
 	}
-	if want != appsv1alpha1.FinalizerDestroy && controllerutil.ContainsFinalizer(inst, appsv1alpha1.FinalizerDestroy) {
-		changed = controllerutil.RemoveFinalizer(inst, appsv1alpha1.FinalizerDestroy) || changed
+	// A former finalizer is swapped for the current one.
+	for _, f := range r.Components.Finalizer.Finalizers() {
+		if f != want && controllerutil.ContainsFinalizer(inst, f) {
+			changed = controllerutil.RemoveFinalizer(inst, f) || changed
+		}
 	}
 	if !changed {
 		return nil
@@ -164,8 +165,7 @@ func (r *Reconciler) desired(def *Definition, inst, live *unstructured.Unstructu
 	}
 	obj.SetGroupVersionKind(r.Backend.TargetGVK())
 	obj.SetName(r.Backend.TargetName(def, inst))
-	ns, platform := r.targetNamespace(inst)
-	obj.SetNamespace(ns)
+	obj.SetNamespace(r.Components.Placement.Namespace(inst))
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -173,21 +173,8 @@ func (r *Reconciler) desired(def *Definition, inst, live *unstructured.Unstructu
 	for k, v := range CommonLabels(def, inst) {
 		labels[k] = v
 	}
-	if platform {
-		for k, v := range PlatformLabels(inst) {
-			labels[k] = v
-		}
-	}
-	if ll, ok := r.Backend.(LiveLabeling); ok {
-		labels = FollowLive(labels, live, ll.LiveLabels())
-	}
-	obj.SetLabels(labels)
-	if !platform {
-		// An ownerReference cannot cross namespaces: a backing object in
-		// a platform namespace is owned through its labels and the
-		// backend's finalizer.
-		obj.SetOwnerReferences([]metav1.OwnerReference{ownership.ControllerRef(ownerOf(inst))})
-	}
+	obj.SetLabels(FollowLive(labels, live, r.Components.LiveLabels))
+	r.Components.Placement.own(obj, inst)
 	DesiredOperations(inst, obj)
 	return obj, nil
 }

@@ -22,11 +22,12 @@ import (
 )
 
 // releaseKind is called for a definition that does not name this backend.
-// A Releasing backend keeps watching its kind, metadata only and only
-// instances carrying its finalizers, so that instances it held before the
-// definition moved to another backend can still be deleted.
+// A backend with finalizers (Components.Finalizer) keeps watching its kind,
+// metadata only and only instances carrying its finalizers, so that
+// instances it held before the definition moved to another backend can
+// still be deleted.
 func (r *Reconciler) releaseKind(obj *cozyv1alpha1.ApplicationDefinition) error {
-	if _, ok := r.Backend.(Releasing); !ok || obj.Status.CRDName == "" || obj.Spec.Application.Kind == "" {
+	if len(r.ourFinalizers(nil)) == 0 || obj.Status.CRDName == "" || obj.Spec.Application.Kind == "" {
 		return nil
 	}
 	gvk := appsv1alpha1.GroupVersion.WithKind(obj.Spec.Application.Kind)

@@ -27,9 +27,9 @@ func Configure(opts *manager.Options, backend Backend) {
 }
 
 // Main is the whole main function of a backend controller called name:
-// flags, manager, the generic reconciler around backend, run until
-// signalled. addToScheme registers the backing objects' Go types.
-func Main(name string, backend Backend, addToScheme func(*runtime.Scheme) error) {
+// flags, manager, the generic reconciler around backend and its components,
+// run until signalled. addToScheme registers the backing objects' Go types.
+func Main(name string, backend Backend, components Components, addToScheme func(*runtime.Scheme) error) {
 	manager.Main(manager.Program{
 		Name:    name,
 		Schemes: []func(*runtime.Scheme) error{cozyv1alpha1.AddToScheme, addToScheme},
@@ -47,12 +47,13 @@ func Main(name string, backend Backend, addToScheme func(*runtime.Scheme) error)
 		},
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
 			r := &Reconciler{
-				Name:      name,
-				Backend:   backend,
-				Client:    mgr.GetClient(),
-				APIReader: mgr.GetAPIReader(),
-				Recorder:  mgr.GetEventRecorder(name),
-				Workers:   opts.Workers,
+				Name:       name,
+				Backend:    backend,
+				Components: components,
+				Client:     mgr.GetClient(),
+				APIReader:  mgr.GetAPIReader(),
+				Recorder:   mgr.GetEventRecorder(name),
+				Workers:    opts.Workers,
 			}
 			return r.SetupWithManager(mgr)
 		},

@@ -57,6 +57,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Workers < 1 {
 		r.Workers = 1
 	}
+	r.Components = r.Components.withDefaults()
 	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.Name, Creates: r.APIReader}
 	r.defs = newRegistry()
 	r.watches = dynamicwatch.New(mgr.GetCache())
@@ -98,7 +99,7 @@ func hasApplicationLabels(o client.Object) bool {
 
 // mapTarget names the instance of a backing object: in the object's
 // namespace, or in the one its namespace label names when it lives in a
-// platform namespace (TargetNamespacing).
+// platform namespace (PlatformNamespaces).
 func mapTarget(o client.Object) []dynamicwatch.Request {
 	l := o.GetLabels()
 	ns := o.GetNamespace()

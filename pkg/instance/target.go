@@ -20,13 +20,11 @@ import (
 type target struct {
 	def  *Definition
 	inst *unstructured.Unstructured
-	// ns is the backing object's namespace; platform says it is a
-	// platform namespace (platform.go), not the instance's.
-	ns       string
-	platform bool
-	live     *unstructured.Unstructured // nil: it does not exist
-	desired  *unstructured.Unstructured
-	verdict  ownership.Verdict
+	// ns is the backing object's namespace (Components.Placement).
+	ns      string
+	live    *unstructured.Unstructured // nil: it does not exist
+	desired *unstructured.Unstructured
+	verdict ownership.Verdict
 	// held: the instance is suspended, nothing is applied.
 	held bool
 	// external: the backing object's spec.suspend=true was set by someone
@@ -44,7 +42,7 @@ var errExists = errors.New("the backing object exists but is not cached")
 // targetPhases are the steps of reconcileTarget, in order.
 func (r *Reconciler) targetPhases() []phase.Phase[*target] {
 	return []phase.Phase[*target]{
-		{Name: "placement", Run: r.place},   // platform namespace; earlier versions' objects
+		{Name: "placement", Run: r.place},   // where the object lives, made ready to write in
 		{Name: "read", Run: r.read},         // the live backing object
 		{Name: "desired", Run: r.build},     // the backend's object and the common contract
 		{Name: "ownership", Run: r.guard},   // ours, adoptable, stale, or someone else's
@@ -69,40 +67,25 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, def *Definition, inst 
 	return t, err
 }
 
-// place decides the backing object's namespace. A backing object an earlier
-// version wrote in the tenant's namespace stays untouched; a platform
-// namespace that is not ours gets nothing (platform.go).
+// place decides the backing object's namespace and prepares it
+// (Components.Placement: placement.go).
 func (r *Reconciler) place(ctx context.Context, t *target) error {
-	t.ns, t.platform = r.targetNamespace(t.inst)
-	if !t.platform {
-		return nil
-	}
-	legacy, err := r.legacyTarget(ctx, t.def, t.inst)
-	if err != nil {
-		return err
-	}
-	if legacy != nil {
-		return reconcileerr.Stalled(appsv1alpha1.ReasonLegacyBackingObject, errors.New(LegacyMessage(legacy, t.ns)))
-	}
-	tenant := t.inst.GetNamespace()
-	return r.ensureNamespace(ctx, t.ns, tenant, r.Backend.(TargetNamespacing).TargetNamespaceLabels(tenant))
+	t.ns = r.Components.Placement.Namespace(t.inst)
+	return r.Components.Placement.prepare(ctx, r, t)
 }
 
 // storage creates the platform namespace the desired backing object names
-// for data its controller keeps (StorageNamespacing), before the object is
+// for data its controller keeps (Components.Storage), before the object is
 // written, and writes nothing when a namespace of that name is not the
 // backend's.
 func (r *Reconciler) storage(ctx context.Context, t *target) error {
-	sn, ok := r.Backend.(StorageNamespacing)
-	if !ok {
-		return nil
-	}
+	sn := r.Components.Storage
 	ns := sn.StorageNamespace(t.desired)
 	if ns == "" {
 		return nil
 	}
 	tenant := t.inst.GetNamespace()
-	return r.ensureNamespace(ctx, ns, tenant, sn.StorageNamespaceLabels(tenant))
+	return r.ensureNamespace(ctx, ns, tenant, sn.StorageNamespaceLabels(tenant), nil)
 }
 
 func (r *Reconciler) read(ctx context.Context, t *target) error {
@@ -123,19 +106,12 @@ func (r *Reconciler) build(_ context.Context, t *target) error {
 	return err
 }
 
-// guard decides what the instance may do with the live object: a stale one
-// in a platform namespace (an earlier instance's) is replaced; one that is
-// someone else's is refused and looked at again from time to time.
+// guard decides what the instance may do with the live object
+// (Components.Placement): one that is someone else's is refused and looked
+// at again from time to time.
 func (r *Reconciler) guard(ctx context.Context, t *target) error {
-	if t.platform && Stale(t.live, t.inst) {
-		return r.replaceStale(ctx, t.live)
-	}
 	var err error
-	if t.platform {
-		t.verdict, err = DecidePlatform(t.desired.GetKind(), t.live, t.inst)
-	} else {
-		t.verdict, err = ownership.Decide(t.desired.GetKind(), t.live, AdoptClaim(t.def, t.inst))
-	}
+	t.verdict, err = r.Components.Placement.decide(ctx, r, t)
 	if t.verdict == ownership.Foreign {
 		takeoverRefusalsTotal.WithLabelValues(r.Name, t.inst.GetKind()).Inc()
 		r.events().Warning(t.inst, nil, appsv1alpha1.EventTakeoverRefused, "Guard", err.Error())
@@ -143,7 +119,8 @@ func (r *Reconciler) guard(ctx context.Context, t *target) error {
 		// tell us when its owner removes it: look again from time to time.
 		return reconcileerr.Foreign(appsv1alpha1.ReasonBackingObjectNotOwned, err)
 	}
-	return nil
+	// A stale object being replaced says so; otherwise nil.
+	return err
 }
 
 // suspend writes spec.suspend when the instance's suspension changed
@@ -175,10 +152,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
 		return nil
 	}
 	inst, desired, live := t.inst, t.desired, t.live
-	var opts []ssa.Option
-	if ll, ok := r.Backend.(LiveLabeling); ok {
-		opts = append(opts, ssa.LiveLabels(ll.LiveLabels()...))
-	}
+	opts := []ssa.Option{ssa.LiveLabels(r.Components.LiveLabels...)}
 	if t.verdict == ownership.Adopt {
 		// The verdict holds for the version we read: if the object changed
 		// since (deleted and recreated, claimed by a controller), the API
@@ -197,9 +171,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
 			// the live object, an adoption decided on that version).
 			return errConflict
 		}
-		if t.platform {
-			err = r.applyErrNamespaceGone(err, t.ns)
-		}
+		err = r.Components.Placement.applyFailed(r, err, t.ns)
 		r.events().Warning(inst, nil, appsv1alpha1.EventApplyFailed, "Apply", err.Error())
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return reconcileerr.Stalled(appsv1alpha1.ReasonApplyFailed, fmt.Errorf("the API server refused %s %s: %w", desired.GetKind(), desired.GetName(), err))

@@ -75,10 +75,7 @@ const (
 // Backend implements instance.Backend for Flux HelmReleases.
 type Backend struct{}
 
-var (
-	_ instance.Backend      = Backend{}
-	_ instance.LiveLabeling = Backend{}
-)
+var _ instance.Backend = Backend{}
 
 // Type implements instance.Backend.
 func (Backend) Type() cozyv1alpha1.BackendType { return cozyv1alpha1.BackendHelm }
@@ -93,10 +90,14 @@ func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructu
 	return def.Prefix() + inst.GetName()
 }
 
-// LiveLabels implements instance.LiveLabeling: the shard key is set from
-// the definition when the HelmRelease is created and belongs to Flux's shard
-// operator afterwards.
-func (Backend) LiveLabels() []string { return []string{ShardKeyLabel} }
+// Components are how the Helm backend differs from the common loop: the
+// HelmRelease stays in the instance's namespace, owned by the instance (the
+// default placement), and names a platform namespace for Helm's release
+// records (storage.go); the shard key is set from the definition when the
+// HelmRelease is created and belongs to Flux's shard operator afterwards.
+func (b Backend) Components() instance.Components {
+	return instance.Components{Storage: b, LiveLabels: []string{ShardKeyLabel}}
+}
 
 // Build implements instance.Backend.
 func (b Backend) Build(def *instance.Definition, inst, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {

@@ -333,7 +333,7 @@ spec:
 	}
 	// The labels come from the reconciler's common contract; the shard key
 	// follows the live object.
-	labels := instance.FollowLive(instance.CommonLabels(def, inst), upstream, Backend{}.LiveLabels())
+	labels := instance.FollowLive(instance.CommonLabels(def, inst), upstream, Backend{}.Components().LiveLabels)
 	if diff := cmp.Diff(upstream.GetLabels(), labels); diff != "" {
 		t.Errorf("labels differ from upstream's (-upstream +ours):\n%s", diff)
 	}

@@ -40,7 +40,7 @@ import (
 // holds the Helm release records of one tenant namespace.
 const StorageNamespacePrefix = appsv1alpha1.HelmStorageNamespacePrefix
 
-var _ instance.StorageNamespacing = Backend{}
+var _ instance.Storage = Backend{}
 
 // StorageNamespaceOf is the platform namespace of the release records of
 // HelmReleases in tenant namespace ns. Pure.
@@ -61,7 +61,7 @@ func DesiredStorageNamespace(ns string, live *unstructured.Unstructured) string 
 	return s
 }
 
-// StorageNamespace implements instance.StorageNamespacing: the platform
+// StorageNamespace implements instance.Storage: the platform
 // namespace the desired HelmRelease names, "" when it keeps its records in
 // its own namespace (or names any namespace but its platform one, which only
 // an administrator can have set).
@@ -73,7 +73,7 @@ func (Backend) StorageNamespace(desired *unstructured.Unstructured) string {
 	return s
 }
 
-// StorageNamespaceLabels implements instance.StorageNamespacing: the
+// StorageNamespaceLabels implements instance.Storage: the
 // namespace is marked as the Helm backend's and names its tenant namespace.
 func (Backend) StorageNamespaceLabels(ns string) map[string]string {
 	return map[string]string{

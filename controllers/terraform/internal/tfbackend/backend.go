@@ -54,7 +54,7 @@ import (
 // DefaultInterval between runs when the definition sets none.
 const DefaultInterval = 10 * time.Minute
 
-// Backend implements instance.Backend and instance.Finalizing.
+// Backend implements instance.Backend, and the components of Components.
 type Backend struct {
 	// Runner names the runner ServiceAccount and ClusterRole of every
 	// platform namespace (runner.go); nil: tofu-controller's defaults.
@@ -66,9 +66,20 @@ type Backend struct {
 }
 
 var (
-	_ instance.Backend    = Backend{}
-	_ instance.Finalizing = Backend{}
+	_ instance.Backend   = Backend{}
+	_ instance.Finalizer = Backend{}
 )
+
+// Components are how the Terraform backend differs from the common loop:
+// its Terraform objects live in platform namespaces (namespace.go) with the
+// runner's ServiceAccount and RoleBinding (runner.go), and every instance is
+// held by a finalizer until its Terraform object is gone.
+func (b Backend) Components() instance.Components {
+	return instance.Components{
+		Placement: instance.PlatformNamespaces{Namespaces: b, Provision: b},
+		Finalizer: b,
+	}
+}
 
 // Type implements instance.Backend.
 func (Backend) Type() cozyv1alpha1.BackendType { return cozyv1alpha1.BackendTerraform }
@@ -83,7 +94,7 @@ func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructu
 	return def.Prefix() + inst.GetName()
 }
 
-// Finalizer implements instance.Finalizing: every instance is held until its
+// Finalizer implements instance.Finalizer: every instance is held until its
 // Terraform object, in the platform namespace where no ownerReference can
 // reach it, has been deleted (and, when the definition says so, its
 // resources destroyed). Earlier versions held only instances that destroy,

@@ -17,10 +17,7 @@ import (
 // namespace.
 const NamespacePrefix = "cozy-tf-"
 
-var (
-	_ instance.TargetNamespacing = Backend{}
-	_ instance.Releasing         = Backend{}
-)
+var _ instance.TargetNamespacing = Backend{}
 
 // TargetNamespace implements instance.TargetNamespacing.
 func (Backend) TargetNamespace(ns string) string {
@@ -36,7 +33,7 @@ func (Backend) TargetNamespaceLabels(ns string) map[string]string {
 	}
 }
 
-// Finalizers implements instance.Releasing: the finalizer of every instance
+// Finalizers implements instance.Finalizer: the finalizer of every instance
 // and the one earlier versions put on instances that destroy on deletion.
 func (Backend) Finalizers() []string {
 	return []string{appsv1alpha1.FinalizerTerraform, appsv1alpha1.FinalizerDestroy}
