@@ -1,0 +1,260 @@
+package controller
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+)
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reconcileOwner runs one Reconcile of owner namespace owner, once the cache
+// shows what the test wrote, and returns the writes it made; then, once the
+// cache shows those, a second, which must write nothing.
+func reconcileOwner(t *testing.T, owner string) []string {
+	t.Helper()
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: owner}}
+	caughtUp(t)
+	writes.Take()
+	if _, err := rec.Reconcile(ctx, req); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	first := writes.Take()
+	caughtUp(t)
+	if _, err := rec.Reconcile(ctx, req); err != nil {
+		t.Fatalf("second Reconcile: %v", err)
+	}
+	if again := writes.Take(); len(again) != 0 {
+		t.Fatalf("a second Reconcile of a settled owner namespace wrote %v", again)
+	}
+	return first
+}
+
+// namespace creates a namespace with labels and annotations and returns it
+// as stored.
+func namespace(t *testing.T, name string, labels, annotations map[string]string) *corev1.Namespace {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
+	check(t, k8s.Create(context.Background(), ns))
+	return ns
+}
+
+func getNamespace(t *testing.T, name string) *corev1.Namespace {
+	t.Helper()
+	ns := &corev1.Namespace{}
+	check(t, k8s.Get(context.Background(), client.ObjectKey{Name: name}, ns))
+	return ns
+}
+
+// tenantGateway creates the TenantGateway cozystack in owner, attaching
+// attached.
+func tenantGateway(t *testing.T, owner string, attached ...string) *gatewayv1alpha1.TenantGateway {
+	t.Helper()
+	g := &gatewayv1alpha1.TenantGateway{ObjectMeta: metav1.ObjectMeta{Namespace: owner, Name: "cozystack"},
+		Spec: gatewayv1alpha1.TenantGatewaySpec{Apex: owner + ".example.org", AttachedNamespaces: attached}}
+	check(t, k8s.Create(context.Background(), g))
+	return g
+}
+
+// attachedCondition is the TenantGateway's NamespacesAttached as stored,
+// for its current generation.
+func attachedCondition(t *testing.T, g *gatewayv1alpha1.TenantGateway) *metav1.Condition {
+	t.Helper()
+	live := &gatewayv1alpha1.TenantGateway{}
+	check(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(g), live))
+	c := meta.FindStatusCondition(live.Status.Conditions, gatewayv1alpha1.ConditionNamespacesAttached)
+	if c == nil {
+		t.Fatalf("TenantGateway %s/%s has no %s: %+v", g.Namespace, g.Name, gatewayv1alpha1.ConditionNamespacesAttached, live.Status.Conditions)
+	}
+	if c.ObservedGeneration != live.Generation {
+		t.Errorf("%s observedGeneration %d, want %d", c.Type, c.ObservedGeneration, live.Generation)
+	}
+	return c
+}
+
+// attachedTo checks that namespace name carries the gateway label and our
+// annotation, both naming owner, besides the labels it had (want).
+func attachedTo(t *testing.T, name, owner string, want map[string]string) {
+	t.Helper()
+	ns := getNamespace(t, name)
+	labels := maps.Clone(want)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[gatewayv1alpha1.LabelNamespaceGateway] = owner
+	labels[corev1.LabelMetadataName] = name
+	if !maps.Equal(ns.Labels, labels) || ns.Annotations[gatewayv1alpha1.AnnotationAttachedBy] != owner {
+		t.Errorf("namespace %s: labels %v, annotations %v; want labels %v and %s=%s", name, ns.Labels, ns.Annotations, labels, gatewayv1alpha1.AnnotationAttachedBy, owner)
+	}
+}
+
+// untouched checks that namespace ns was not written since it was read.
+func untouched(t *testing.T, ns *corev1.Namespace) {
+	t.Helper()
+	if got := getNamespace(t, ns.Name); got.ResourceVersion != ns.ResourceVersion {
+		t.Errorf("namespace %s was written: labels %v, annotations %v (were %v, %v)", ns.Name, got.Labels, got.Annotations, ns.Labels, ns.Annotations)
+	}
+}
+
+func TestReconcileAttaches(t *testing.T) {
+	const owner = "tenant-alpha"
+	namespace(t, owner, nil, nil)
+	namespace(t, owner+"-apps", map[string]string{"team": "apps"}, nil)
+	g := tenantGateway(t, owner, owner+"-apps")
+
+	wrote := reconcileOwner(t, owner)
+
+	want := []string{"patch Namespace " + owner, "patch Namespace " + owner + "-apps", "status apply TenantGateway " + g.Name}
+	if !slices.Equal(wrote, want) {
+		t.Errorf("writes %v, want %v", wrote, want)
+	}
+	attachedTo(t, owner, owner, nil)
+	attachedTo(t, owner+"-apps", owner, map[string]string{"team": "apps"})
+	if c := attachedCondition(t, g); c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonReady || !strings.HasPrefix(c.Message, "2 namespaces") {
+		t.Errorf("NamespacesAttached %s %s: %s, want True %s on 2 namespaces", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonReady)
+	}
+
+	t.Run("a listed namespace not created yet", func(t *testing.T) {
+		live := &gatewayv1alpha1.TenantGateway{}
+		check(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(g), live))
+		live.Spec.AttachedNamespaces = append(live.Spec.AttachedNamespaces, owner+"-later")
+		check(t, k8s.Update(context.Background(), live))
+
+		if wrote := reconcileOwner(t, owner); !slices.Equal(wrote, []string{"status apply TenantGateway " + g.Name}) {
+			t.Errorf("writes %v, want the status only", wrote)
+		}
+		if c := attachedCondition(t, g); c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonNamespacesNotCreated || !strings.Contains(c.Message, owner+"-later") {
+			t.Errorf("NamespacesAttached %s %s: %s, want True %s naming %s-later", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonNamespacesNotCreated, owner)
+		}
+
+		namespace(t, owner+"-later", nil, nil)
+		want := []string{"patch Namespace " + owner + "-later", "status apply TenantGateway " + g.Name}
+		if wrote := reconcileOwner(t, owner); !slices.Equal(wrote, want) {
+			t.Errorf("writes %v, want %v", wrote, want)
+		}
+		attachedTo(t, owner+"-later", owner, nil)
+		if c := attachedCondition(t, g); c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonReady {
+			t.Errorf("NamespacesAttached %s %s: %s, want True %s", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonReady)
+		}
+	})
+}
+
+func TestReconcileRefusesNamespaceLabelledForAnotherGateway(t *testing.T) {
+	const owner = "tenant-beta"
+	namespace(t, owner, nil, nil)
+	// Attached by the TenantGateways of another owner namespace, and
+	// labelled by the tenant chart (no annotation) for another gateway.
+	other := namespace(t, owner+"-other", map[string]string{gatewayv1alpha1.LabelNamespaceGateway: "tenant-kappa"},
+		map[string]string{gatewayv1alpha1.AnnotationAttachedBy: "tenant-kappa"})
+	chart := namespace(t, owner+"-chart", map[string]string{gatewayv1alpha1.LabelNamespaceGateway: "tenant-lambda"}, nil)
+	g := tenantGateway(t, owner, other.Name, chart.Name)
+
+	wrote := reconcileOwner(t, owner)
+
+	want := []string{"patch Namespace " + owner, "status apply TenantGateway " + g.Name}
+	if !slices.Equal(wrote, want) {
+		t.Errorf("writes %v, want %v", wrote, want)
+	}
+	attachedTo(t, owner, owner, nil)
+	untouched(t, other)
+	untouched(t, chart)
+	c := attachedCondition(t, g)
+	if c.Status != metav1.ConditionFalse || c.Reason != gatewayv1alpha1.ReasonNamespaceLabelConflict {
+		t.Errorf("NamespacesAttached %s %s, want False %s", c.Status, c.Reason, gatewayv1alpha1.ReasonNamespaceLabelConflict)
+	}
+	for _, says := range []string{
+		other.Name + " has " + gatewayv1alpha1.LabelNamespaceGateway + "=tenant-kappa, written by the TenantGateways of namespace tenant-kappa",
+		chart.Name + " has " + gatewayv1alpha1.LabelNamespaceGateway + "=tenant-lambda, written by the tenant chart",
+		"remove the namespace from attachedNamespaces",
+	} {
+		if !strings.Contains(c.Message, says) {
+			t.Errorf("NamespacesAttached's message does not say %q: %s", says, c.Message)
+		}
+	}
+}
+
+func TestReconcileRefusesNamespaceNotAllowed(t *testing.T) {
+	const owner = "tenant-delta"
+	namespace(t, owner, nil, nil)
+	// Another branch's tenant: not a descendant of the owner.
+	foreign := namespace(t, "tenant-epsilon", nil, nil)
+	g := tenantGateway(t, owner, foreign.Name)
+
+	wrote := reconcileOwner(t, owner)
+
+	want := []string{"patch Namespace " + owner, "status apply TenantGateway " + g.Name}
+	if !slices.Equal(wrote, want) {
+		t.Errorf("writes %v, want %v", wrote, want)
+	}
+	untouched(t, foreign)
+	if c := attachedCondition(t, g); c.Status != metav1.ConditionFalse || c.Reason != gatewayv1alpha1.ReasonNamespaceNotAllowed || !strings.Contains(c.Message, foreign.Name) {
+		t.Errorf("NamespacesAttached %s %s: %s, want False %s naming %s", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonNamespaceNotAllowed, foreign.Name)
+	}
+}
+
+func TestReconcileDetaches(t *testing.T) {
+	const owner = "tenant-zeta"
+	ctx := context.Background()
+	namespace(t, owner, nil, nil)
+	namespace(t, owner+"-a", nil, nil)
+	namespace(t, owner+"-b", nil, nil)
+	g := tenantGateway(t, owner, owner+"-a", owner+"-b")
+	if wrote := reconcileOwner(t, owner); len(wrote) != 4 {
+		t.Fatalf("writes %v, want three namespaces labelled and the status", wrote)
+	}
+
+	// The tenant chart relabels b for a gateway of its own (our annotation
+	// stays); then the TenantGateway lists neither a nor b any more.
+	b := getNamespace(t, owner+"-b")
+	b.Labels[gatewayv1alpha1.LabelNamespaceGateway] = owner + "-b"
+	check(t, k8s.Update(ctx, b))
+	live := &gatewayv1alpha1.TenantGateway{}
+	check(t, k8s.Get(ctx, client.ObjectKeyFromObject(g), live))
+	live.Spec.AttachedNamespaces = nil
+	check(t, k8s.Update(ctx, live))
+
+	wrote := reconcileOwner(t, owner)
+
+	want := []string{"patch Namespace " + owner + "-a", "patch Namespace " + owner + "-b", "status apply TenantGateway " + g.Name}
+	if !slices.Equal(wrote, want) {
+		t.Errorf("writes %v, want %v", wrote, want)
+	}
+	if a := getNamespace(t, owner+"-a"); a.Labels[gatewayv1alpha1.LabelNamespaceGateway] != "" || a.Annotations[gatewayv1alpha1.AnnotationAttachedBy] != "" {
+		t.Errorf("namespace %s: labels %v, annotations %v; want our label and annotation removed", a.Name, a.Labels, a.Annotations)
+	}
+	// The label is not ours any more: only the annotation goes.
+	if b := getNamespace(t, owner+"-b"); b.Labels[gatewayv1alpha1.LabelNamespaceGateway] != owner+"-b" || b.Annotations[gatewayv1alpha1.AnnotationAttachedBy] != "" {
+		t.Errorf("namespace %s: labels %v, annotations %v; want the chart's label kept and our annotation removed", b.Name, b.Labels, b.Annotations)
+	}
+	attachedTo(t, owner, owner, nil)
+	if c := attachedCondition(t, g); c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonReady || !strings.HasPrefix(c.Message, "1 namespaces") {
+		t.Errorf("NamespacesAttached %s %s: %s, want True %s on 1 namespace", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonReady)
+	}
+
+	t.Run("the TenantGateway deleted: its own namespace detached", func(t *testing.T) {
+		check(t, k8s.Delete(ctx, g))
+		if wrote := reconcileOwner(t, owner); !slices.Equal(wrote, []string{"patch Namespace " + owner}) {
+			t.Errorf("writes %v, want the owner namespace detached only", wrote)
+		}
+		if ns := getNamespace(t, owner); ns.Labels[gatewayv1alpha1.LabelNamespaceGateway] != "" || ns.Annotations[gatewayv1alpha1.AnnotationAttachedBy] != "" {
+			t.Errorf("namespace %s: labels %v, annotations %v; want our label and annotation removed", ns.Name, ns.Labels, ns.Annotations)
+		}
+	})
+}
