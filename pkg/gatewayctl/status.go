@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/ownwrite"
 	"github.com/cozyplane/cozyplane/pkg/record"
 )
 
@@ -56,16 +57,18 @@ func (w StatusWriter) Write(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	if StatusUpToDate(tgw, conds, st) {
 		return false, nil
 	}
-	key, print := w.FieldManager+"/"+string(tgw.UID), fingerprint(conds, st, tgw.Generation)
-	have, inPlace := applied.since(key, tgw.ResourceVersion, print)
-	if inPlace {
-		// The cache has not caught up with this controller's own write
-		// over this very version: writing again would change nothing.
-		// The write's watch event brings the next reconcile.
-		return false, nil
-	}
-	if have == nil {
-		have = tgw.Status.Conditions
+	key, print := appliedKey{w.FieldManager, tgw.UID}, fingerprint(conds, st, tgw.Generation)
+	have := tgw.Status.Conditions
+	if last, behind := applied.Behind(key, tgw.ResourceVersion); behind {
+		if last.fingerprint == print {
+			// The cache has not caught up with this controller's own
+			// write over this very version: writing again would change
+			// nothing. The write's watch event brings the next reconcile.
+			return false, nil
+		}
+		// What was written, not the stale cache, is what this change is
+		// told against: a transition is never recorded twice.
+		have = last.conditions
 	}
 	status := map[string]any{}
 	list := make([]any, 0, len(conds))
@@ -103,45 +106,24 @@ func (w StatusWriter) Write(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	if err != nil {
 		return false, fmt.Errorf("writing the status of TenantGateway %s/%s: %w", tgw.Namespace, tgw.Name, err)
 	}
-	applied.remember(key, tgw.ResourceVersion, print, conds)
+	applied.Wrote(key, tgw.ResourceVersion, appliedPart{fingerprint: print, conditions: conds})
 	ConditionsChanged(w.Events, tgw, have, conds)
 	return true, nil
 }
 
-// appliedStatus remembers, per field manager and TenantGateway, the status
-// part last applied and the resourceVersion it was applied over. While the
-// cache still shows that version, the write is known to be in place, and
-// its conditions, not the cached ones, are what the next change is told
-// against: a stale cache never records the same transition twice.
-type appliedStatus struct {
-	mu   sync.Mutex
-	over map[string]appliedPart
+// applied is each controller's last status write of each TenantGateway
+// (pkg/ownwrite), by field manager and uid.
+var applied ownwrite.Writes[appliedKey, appliedPart]
+
+type appliedKey struct {
+	manager string
+	uid     types.UID
 }
 
+// appliedPart is a status part as written: its fingerprint and conditions.
 type appliedPart struct {
-	resourceVersion, fingerprint string
-	conditions                   []metav1.Condition
-}
-
-var applied = &appliedStatus{over: map[string]appliedPart{}}
-
-// since returns, when the object is still at the version the last write
-// went over, that write's conditions, and whether it already carried
-// fingerprint print.
-func (a *appliedStatus) since(key, rv, print string) ([]metav1.Condition, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p, ok := a.over[key]
-	if !ok || p.resourceVersion != rv {
-		return nil, false
-	}
-	return p.conditions, p.fingerprint == print
-}
-
-func (a *appliedStatus) remember(key, rv, print string, conds []metav1.Condition) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.over[key] = appliedPart{resourceVersion: rv, fingerprint: print, conditions: conds}
+	fingerprint string
+	conditions  []metav1.Condition
 }
 
 // fingerprint identifies the status part st and its stamped conditions,

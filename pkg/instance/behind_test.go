@@ -19,7 +19,7 @@ func TestBehindOwnWrite(t *testing.T) {
 	if r.behindOwnWrite(inst("5")) {
 		t.Fatal("no write yet: nothing to wait for")
 	}
-	r.written.Store(writtenKeyOf(inst("5")), "5") // a status write replaced version 5
+	r.written.Wrote(writtenKeyOf(inst("5")), "5", struct{}{}) // a status write replaced version 5
 	if !r.behindOwnWrite(inst("5")) {
 		t.Fatal("the cache still shows the replaced version: it is behind")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/ownwrite"
 	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/record"
@@ -60,9 +61,9 @@ type Reconciler struct {
 	// and kinds watched only to release instances (Finalizer), by
 	// definition name: platform.go, releasing.go.
 	namespaces sync.Map
-	// written holds, by instance (writtenKey), the resourceVersion
-	// our last status write replaced, until the cache shows a newer one.
-	written sync.Map
+	// written: our last status write of each instance (writtenKey), until
+	// the cache shows a newer version (pkg/ownwrite).
+	written ownwrite.Writes[writtenKey, struct{}]
 	// uncached holds the backing objects (by namespace/name) that exist but
 	// are not in the cache (someone else's, or just created): read from the
 	// API server until the cache holds them or they are gone.
@@ -90,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		// its ownerReference; the placement removes one it cannot reach.
 		if apierrors.IsNotFound(err) {
 			readymetric.Forget(req.GVK.Kind, req.Namespace, req.Name)
-			r.written.Delete(writtenKey{req.GVK.Kind, req.Namespace, req.Name})
+			r.written.Forget(writtenKey{req.GVK.Kind, req.Namespace, req.Name})
 			return ctrl.Result{}, r.Components.Placement.gone(ctx, r, req)
 		}
 		return ctrl.Result{}, err
@@ -254,7 +255,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstruc
 		}
 		return err
 	}
-	r.written.Store(writtenKeyOf(inst), inst.GetResourceVersion())
+	r.written.Wrote(writtenKeyOf(inst), inst.GetResourceVersion(), struct{}{})
 	return nil
 }
 
@@ -263,16 +264,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstruc
 // backing object's event came first). Nothing is decided on it; the write's
 // own event reconciles the instance again. Any other version ends the wait.
 func (r *Reconciler) behindOwnWrite(inst *unstructured.Unstructured) bool {
-	key := writtenKeyOf(inst)
-	replaced, ok := r.written.Load(key)
-	if !ok {
-		return false
-	}
-	if replaced == inst.GetResourceVersion() {
-		return true
-	}
-	r.written.Delete(key)
-	return false
+	_, behind := r.written.Behind(writtenKeyOf(inst), inst.GetResourceVersion())
+	return behind
 }
 
 // writtenKey names an instance in written.
