@@ -137,7 +137,8 @@ neighbour_crds() {
 }
 
 # neighbour NAMESPACE NAME SERVICEACCOUNT IMAGE: a neighbour's Deployment as
-# its chart names it (Flux's helm-controller, tofu-controller, cert-manager).
+# its chart names it (Flux's helm-controller, tofu-controller, cert-manager;
+# the versions tests/chainsaw/_scripts/neighbours mirrors).
 neighbour() {
   kubectl create namespace "$1" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl -n "$1" apply -f - >/dev/null <<YAML
@@ -157,9 +158,9 @@ spec:
 YAML
 }
 neighbours() {
-  neighbour cozy-fluxcd helm-controller helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0
-  neighbour cozy-fluxcd tofu-controller tofu-controller ghcr.io/flux-iac/tofu-controller:v0.16.0-rc.5
-  neighbour cozy-cert-manager cert-manager cert-manager quay.io/jetstack/cert-manager-controller:v1.21.2
+  neighbour cozy-fluxcd helm-controller helm-controller ghcr.io/fluxcd/helm-controller:v1.6.3
+  neighbour cozy-fluxcd tofu-controller tofu-controller ghcr.io/flux-iac/tofu-controller:v0.16.5
+  neighbour cozy-cert-manager cert-manager cert-manager quay.io/jetstack/cert-manager-controller:v1.21.1
 }
 
 # play_ready DEPLOYMENT... (namespace cozy-system): write the status a
@@ -317,7 +318,7 @@ broken)
 
   # A neighbour's identity other than the policies': Flux in flux-system while the policies trust cozy-fluxcd.
   kubectl -n cozy-fluxcd delete deployment helm-controller >/dev/null
-  neighbour flux-system helm-controller helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0
+  neighbour flux-system helm-controller helm-controller ghcr.io/fluxcd/helm-controller:v1.6.3
   check --pre
   expect_only "Flux in flux-system: check --pre" 2 identity-flux-helm-controller \
     "Deployment flux-system/helm-controller runs as system:serviceaccount:flux-system:helm-controller, which the policies do not trust (they trust system:serviceaccount:cozy-fluxcd:helm-controller"
@@ -328,7 +329,7 @@ broken)
   expect_pass "Flux in flux-system: check --pre --flux-namespace flux-system"
   # Gone, not terminating (kube-controller-manager's namespace controller empties it), before the next check.
   kubectl delete namespace flux-system --wait=true --timeout=90s >/dev/null
-  neighbour cozy-fluxcd helm-controller helm-controller ghcr.io/fluxcd/helm-controller:v1.4.0
+  neighbour cozy-fluxcd helm-controller helm-controller ghcr.io/fluxcd/helm-controller:v1.6.3
   check --pre; expect_pass "Flux back in cozy-fluxcd"
 
   # cozystack-values missing where a release needs it: a tenant namespace.
