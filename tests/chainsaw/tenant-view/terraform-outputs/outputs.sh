@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A Terraform instance's outputs and pending plan, as its tenant sees them,
-# one case per chainsaw step: outputs.sh CASE. The suite plays tofu-controller
-# as its identity (TOFU_NAMESPACE:tofu-controller), writing what it writes in
-# the platform namespace: the Terraform status and the outputs Secret.
+# one case per chainsaw step: outputs.sh CASE. tofu-controller and its runner
+# are played by ../../_scripts/neighbours/tofu-controller.sh, as their
+# identities: the Terraform status and the outputs Secret in the platform
+# namespace.
 #
 #   t     the tenant namespace (tenant-to-<test id>)
 #   p     its platform namespace cozy-tf-<t>, where the Terraform objects live
@@ -13,7 +14,9 @@ t=tenant-to-${NAMESPACE#chainsaw-}
 p=cozy-tf-$t
 a=../../_scripts/admission.sh
 P=cozyplane-terraform-identity-policy
-tofu="--as=system:serviceaccount:${TOFU_NAMESPACE:-cozy-fluxcd}:tofu-controller"
+# The runner of the platform namespace (tofu-controller's default runner
+# ServiceAccount there, bound by the terraform controller).
+runner="--as=system:serviceaccount:$p:tf-runner --as-group=system:serviceaccounts --as-group=system:serviceaccounts:$p --as-group=system:authenticated"
 tf="--as=system:serviceaccount:cozy-system:cozystack-terraform"
 tina="--as=tina --as-group=system:authenticated"
 # wait_for WHAT CMD...: retries CMD for 60 s, fails saying WHAT did not happen.
@@ -27,23 +30,14 @@ tenant() {
   # shellcheck disable=SC2086
   kubectl -n "$t" $tina "$@"
 }
-# status TF JSON: tofu-controller writes the Terraform's status (merge patch).
-status() {
-  # shellcheck disable=SC2086
-  kubectl -n "$p" $tofu patch terraform "$1" --subresource=status --type=merge -p "$2" >/dev/null
-}
-now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-gen() { kubectl -n "$p" get terraform "$1" -o jsonpath='{.metadata.generation}'; }
-# outputs NAME ENDPOINT PASSWORD: tofu-controller writes the outputs Secret.
-outputs() {
-  # shellcheck disable=SC2086
-  kubectl -n "$p" create secret generic "$1" --from-literal=endpoint="$2" --from-literal=password="$3" \
-    --from-literal=internal_id=i-0abc --dry-run=client -o yaml | kubectl -n "$p" $tofu apply --server-side --field-manager=tofu -f - >/dev/null
-}
-# applied TF REV: tofu-controller reports an apply of REV with the outputs written.
-applied() {
-  status "$1" "{\"status\":{\"observedGeneration\":$(gen "$1"),\"lastAppliedRevision\":\"$2\",\"availableOutputs\":[\"endpoint\",\"internal_id\",\"password\"],
-    \"plan\":{\"pending\":\"\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"TerraformOutputsWritten\",\"message\":\"Outputs written: $2\",\"lastTransitionTime\":\"$(now)\"}]}}"
+# tofu OUTCOME TF ARGS...: tofu-controller reports OUTCOME on the Terraform
+# object TF (../../_scripts/neighbours/tofu-controller.sh).
+tofu() { ../../_scripts/neighbours/tofu-controller.sh "$1" "$p" "${@:2}"; }
+# approve INSTANCE PLAN: the tenant approves PLAN, which reaches the Terraform
+# object's spec.approvePlan.
+approve() {
+  tenant annotate --overwrite e2etfout "$1" apps.cozystack.io/approve-plan="$2" >/dev/null
+  wait_for "the approval of $2 reaches the Terraform object" approved "out-$1" "$2"
 }
 secret_value() { # secret_value NAME KEY: as the tenant
   tenant get secret "$1" -o jsonpath="{.data.$2}" | base64 -d
@@ -79,9 +73,6 @@ spec: {size: small}
 YAML
   wait_for "Terraform $p/out-db exists" kubectl -n "$p" get terraform out-db
   wait_for "Terraform $p/out-taken exists" kubectl -n "$p" get terraform out-taken
-  # tofu-controller's rights in the platform namespace, as its own ClusterRole grants them.
-  kubectl -n "$p" create role tofu --verb=get,list,watch,create,update,patch --resource=secrets,configmaps,terraforms.infra.contrib.fluxcd.io,terraforms.infra.contrib.fluxcd.io/status >/dev/null
-  kubectl -n "$p" create rolebinding tofu --role=tofu --serviceaccount="${TOFU_NAMESPACE:-cozy-fluxcd}:tofu-controller" >/dev/null
   # The tenant reads neither the Terraform objects nor the platform namespace's Secrets.
   # shellcheck disable=SC2086
   [[ "$(kubectl auth can-i get secrets -n "$p" $tina || true)" == no ]] || { echo "the tenant may read Secrets of $p"; exit 1; }
@@ -98,7 +89,9 @@ plan)
   [[ "$(kubectl -n "$p" get terraform out-db -o jsonpath='{.spec.storeReadablePlan}')" == human ]] || { echo "storeReadablePlan is not human"; exit 1; }
   uid=$(kubectl -n "$p" get terraform out-db -o jsonpath='{.metadata.uid}')
   # shellcheck disable=SC2086
-  kubectl -n "$p" $tofu apply -f - >/dev/null <<YAML
+  wait_for "the runner may write ConfigMaps of $p" bash -c "[[ \$(kubectl -n $p auth can-i create configmaps $runner) == yes ]]"
+  # shellcheck disable=SC2086
+  kubectl -n "$p" $runner apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -127,10 +120,7 @@ data:
 
     Plan: 1 to add, 1 to change, 0 to destroy.
 YAML
-  status out-db "{\"status\":{\"observedGeneration\":$(gen out-db),\"lastPlannedRevision\":\"main@sha1:6e1fb1aea8b7\",
-    \"plan\":{\"pending\":\"plan-main-6e1fb1aea8\"},
-    \"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated: set approvePlan: \\\"plan-main-6e1fb1aea8\\\" to approve this plan.\",\"lastTransitionTime\":\"$(now)\"},
-                     {\"type\":\"Plan\",\"status\":\"True\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated\",\"lastTransitionTime\":\"$(now)\"}]}}"
+  tofu planned out-db main@sha1:6e1fb1aea8b7
   want="plan plan-main-6e1fb1aea8 of main@sha1:6e1fb1aea8b7 creates, changes or destroys resources of the module: 1 to add, 1 to change, 0 to destroy (create aws_db_instance.main, update aws_security_group.db); tofu-controller: Plan generated (TerraformPlannedWithChanges)"
   summarized() { [[ "$(tenant get e2etfout db -o jsonpath='{.status.conditions[?(@.type=="PendingPlan")].reason} {.status.conditions[?(@.type=="PendingPlan")].message}')" == "PlanChanges $want" ]]; }
   wait_for "the tenant reads what the pending plan would change" summarized || {
@@ -141,21 +131,20 @@ YAML
   echo "the tenant reads, before approving: $want"
   # Counts and addresses only: no value of the plan reaches the instance.
   if tenant get e2etfout db -o json | grep -q tenant-admin; then echo "a value of the plan reached the instance"; exit 1; fi
-  # A destroy plan says so.
-  status out-taken "{\"status\":{\"observedGeneration\":$(gen out-taken),\"lastPlannedRevision\":\"main@sha1:6e1fb1aea8b7\",
-    \"plan\":{\"pending\":\"plan-main-6e1fb1aea8\",\"isDestroyPlan\":true},
-    \"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated\",\"lastTransitionTime\":\"$(now)\"}]}}"
+  # A destroy plan says so: tofu-controller plans one when the Terraform
+  # object asks for it (spec.destroy, which an administrator sets; the
+  # suite's Terraform CRD does not carry it).
+  tofu planned out-taken main@sha1:6e1fb1aea8b7 destroy
   wait_for "the tenant reads that the pending plan destroys" pending_reason taken PlanDestroys
   echo "the tenant reads that the plan of taken destroys every resource"
   # The tenant approves; the summary goes once nothing waits.
-  tenant annotate e2etfout db apps.cozystack.io/approve-plan=plan-main-6e1fb1aea8 >/dev/null
-  wait_for "the approval reaches the Terraform object" approved out-db plan-main-6e1fb1aea8
+  approve db plan-main-6e1fb1aea8
   wait_for "the summary is gone once the plan is approved" pending_reason db ""
   echo "approved; no plan waits"
   ;;
 outputs)
-  outputs db-outputs db.internal:5432 first-password
-  applied out-db main@sha1:6e1fb1aea8b7
+  # The approved plan applied; the runner writes the outputs Secret.
+  tofu applied out-db main@sha1:6e1fb1aea8b7 endpoint=db.internal:5432 password=first-password internal_id=i-0abc
   wait_for "the tenant reads the outputs in $t" has_value db-outputs endpoint db.internal:5432
   has_value db-outputs password first-password
   s=$(kubectl -n "$t" get secret db-outputs -o json)
@@ -179,15 +168,20 @@ outputs)
   done
   ;;
 follow)
-  # A new apply rewrites the outputs; the copy follows.
-  outputs db-outputs db.internal:5432 second-password
-  applied out-db main@sha1:0f2c3d4e5a6b
+  # A new revision, planned, approved and applied, rewrites the outputs; the
+  # copy follows.
+  tofu planned out-db main@sha1:0f2c3d4e5a6b
+  approve db plan-main-0f2c3d4e5a
+  tofu applied out-db main@sha1:0f2c3d4e5a6b endpoint=db.internal:5432 password=second-password internal_id=i-0abc
   wait_for "the copy follows tofu-controller's Secret" has_value db-outputs password second-password
   echo "the copy follows: password rotated"
   # The tenant's own Secret of the instance's outputs name is not overwritten.
   kubectl -n "$t" create secret generic taken-outputs --from-literal=endpoint=mine >/dev/null
-  outputs taken-outputs db2.internal:5432 p2
-  applied out-taken main@sha1:6e1fb1aea8b7
+  # The administrator no longer asks for a destroy: a plan to build the
+  # module, approved by the tenant and applied, writes its outputs.
+  tofu planned out-taken main@sha1:6e1fb1aea8b7
+  approve taken plan-main-6e1fb1aea8
+  tofu applied out-taken main@sha1:6e1fb1aea8b7 endpoint=db2.internal:5432 password=p2 internal_id=i-0abc
   wait_for "an event says the outputs of taken were not copied" not_copied taken
   has_value taken-outputs endpoint mine
   [[ -z "$(kubectl -n "$t" get secret taken-outputs -o jsonpath='{.metadata.ownerReferences}')" ]] || { echo "taken-outputs was taken over"; exit 1; }
