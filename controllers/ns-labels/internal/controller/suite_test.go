@@ -1,23 +1,19 @@
 package controller
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
-	"github.com/cozyplane/cozyplane/pkg/manager"
 	"github.com/cozyplane/cozyplane/pkg/testenv"
+	"github.com/cozyplane/cozyplane/pkg/testenv/onereconcile"
 )
 
 // The tests of the reconciler's glue run one Reconcile at a time against a
@@ -44,53 +40,18 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	fail := func(err error) int {
+	own, err := testenv.CRDFromFile("api/crds/gateway.cozystack.io_tenantgateways.yaml")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	own, err := testenv.CRDFromFile("api/crds/gateway.cozystack.io_tenantgateways.yaml")
-	if err != nil {
-		return fail(err)
-	}
-	env, err := testenv.Start(own)
-	if err != nil {
-		return fail(err)
-	}
-	defer func() { _ = env.Stop() }()
-
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return fail(err)
-		}
-	}
-	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
-		return fail(err)
-	}
-	opts := manager.NewOptions(fieldManager)
-	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
-	mgr, err := manager.NewWithConfig(opts, env.Config, scheme)
-	if err != nil {
-		return fail(err)
-	}
-	cached = mgr.GetClient()
-	writes = testenv.NewWriteLog(cached)
-	rec = &Reconciler{Base: gatewayctl.Base{Client: writes, APIReader: mgr.GetAPIReader(), Name: fieldManager}}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	})
-	defer wg.Wait()
-	defer cancel()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return fail(fmt.Errorf("the cache did not sync"))
-	}
-	return m.Run()
+	return onereconcile.Run(m, fieldManager, []*apiextensionsv1.CustomResourceDefinition{own},
+		[]func(*runtime.Scheme) error{gatewayv1alpha1.AddToScheme},
+		func(env onereconcile.Env) {
+			k8s, cached = env.K8s, env.Cached
+			writes = testenv.NewWriteLog(cached)
+			rec = &Reconciler{Base: gatewayctl.Base{Client: writes, APIReader: env.APIReader, Name: fieldManager}}
+		})
 }
 
 // caughtUp waits until the reconciler's cache shows what the test wrote.
