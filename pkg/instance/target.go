@@ -42,13 +42,13 @@ var errExists = errors.New("the backing object exists but is not cached")
 // targetPhases are the steps of reconcileTarget, in order.
 func (r *Reconciler) targetPhases() []phase.Phase[*target] {
 	return []phase.Phase[*target]{
-		{Name: "placement", Run: r.place},   // where the object lives, made ready to write in
-		{Name: "read", Run: r.read},         // the live backing object
-		{Name: "desired", Run: r.build},     // the backend's object and the common contract
-		{Name: "ownership", Run: r.guard},   // ours, adoptable, stale, or someone else's
-		{Name: "storage", Run: r.storage},   // the platform namespace the object names for its data
-		{Name: "suspend", Run: r.suspend},   // spec.suspend is the only field written
-		{Name: "apply", Run: r.applyTarget}, // create or server-side apply, events
+		{Name: "place", Run: r.place},     // where the object lives, made ready to write in
+		{Name: "read", Run: r.read},       // the live backing object
+		{Name: "build", Run: r.build},     // the backend's object and the common contract
+		{Name: "guard", Run: r.guard},     // ours, adoptable, stale, or someone else's
+		{Name: "storage", Run: r.storage}, // the platform namespace the object names for its data
+		{Name: "suspend", Run: r.suspend}, // spec.suspend is the only field written
+		{Name: "apply", Run: r.apply},     // create or server-side apply, events
 	}
 }
 
@@ -147,7 +147,7 @@ func (r *Reconciler) suspend(ctx context.Context, t *target) error {
 	return err
 }
 
-func (r *Reconciler) applyTarget(ctx context.Context, t *target) error {
+func (r *Reconciler) apply(ctx context.Context, t *target) error {
 	if t.held {
 		return nil
 	}

@@ -35,21 +35,21 @@ type serving struct {
 // serve and decides the conditions (summarize).
 func (r *Reconciler) phases() []phase.Phase[*serving] {
 	return []phase.Phase[*serving]{
-		{Name: "build", Run: r.buildObjects}, // the CRD and policy the definition asks for
-		{Name: "names", Run: r.checkNames},   // no clash with another definition, no rename
-		{Name: "crd-owner", Run: r.checkCRD}, // the CRD at the name is ours (or absent)
+		{Name: "build-objects", Run: r.buildObjects}, // the CRD and policy the definition asks for
+		{Name: "check-names", Run: r.checkNames},     // no clash with another definition, no rename
+		{Name: "check-crd", Run: r.checkCRD},         // the CRD at the name is ours (or absent)
 		// The policy goes first: a free-form kind is never served unchecked.
-		{Name: "instance-keys", Run: r.servePolicy},
+		{Name: "serve-policy", Run: r.servePolicy},
 		// The roles go before the CRD too, so users of the built-in roles
 		// can use the kind as soon as it is served.
-		{Name: "roles", Run: r.serveRoles},
-		{Name: "crd", Run: r.applyCRD},            // written; waits when it changed
+		{Name: "serve-roles", Run: r.serveRoles},
+		{Name: "apply-crd", Run: r.applyCRD},      // written; waits when it changed
 		{Name: "established", Run: r.established}, // the API server serves it
-		{Name: "routing", Run: r.routed},          // no APIService sends the group elsewhere
+		{Name: "routed", Run: r.routed},           // no APIService sends the group elsewhere
 		// Last, so a definition stored before the CRD's source rules keeps
 		// its kind served (its instances stay readable and deletable) and
 		// only says what to fix; the backends write nothing for it.
-		{Name: "sources", Run: checkSources},
+		{Name: "check-sources", Run: checkSources},
 	}
 }
 
