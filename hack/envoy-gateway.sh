@@ -78,6 +78,9 @@ mount --rbind /dev "$root/dev"
 mount --rbind /proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount -t tmpfs tmpfs "$root/tmp"
+# DIR and BIN may lie under /tmp (a checkout there): their mount points are
+# made again on the fresh tmpfs, which hides those made before.
+mkdir -p "$root$dir" "$root$bin"
 mount --bind "$dir" "$root$dir"
 mount --bind "$bin" "$root$bin"
 mount --bind "$dir/envoy-gateway/certs" "$root/certs"
