@@ -114,11 +114,11 @@ type listeners struct {
 // phases are the steps of a reconcile, in order; the first error ends it.
 func (r *Reconciler) phases() []phase.Phase[*listeners] {
 	return []phase.Phase[*listeners]{
-		{Name: "read", Run: r.read},          // the live Gateway and redirect route
-		{Name: "inputs", Run: r.gather},      // attached routes, inheriting children
-		{Name: "listeners", Run: r.decide},   // the listener set, or why none can be served
-		{Name: "ownership", Run: r.guard},    // both objects are the TenantGateway's (or absent)
-		{Name: "apply", Run: r.applyObjects}, // the Gateway, then the redirect route
+		{Name: "read", Run: r.read},                  // the live Gateway and redirect route
+		{Name: "gather", Run: r.gather},              // attached routes, inheriting children
+		{Name: "decide", Run: r.decide},              // the listener set, or why none can be served
+		{Name: "guard", Run: r.guard},                // both objects are the TenantGateway's (or absent)
+		{Name: "apply-objects", Run: r.applyObjects}, // the Gateway, then the redirect route
 	}
 }
 
