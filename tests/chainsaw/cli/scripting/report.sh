@@ -1,11 +1,8 @@
 #!/usr/bin/env bash
-# report.sh NAME STATUS REASON MESSAGE: plays helm-controller, reporting the
-# HelmRelease script-NAME of $NAMESPACE handled at its current generation with
-# Ready=STATUS.
+# report.sh NAME OUTCOME [ARGS]: helm-controller reports OUTCOME on the
+# HelmRelease script-NAME of $NAMESPACE (../../_scripts/neighbours/helm-controller.sh:
+# install-succeeded VERSION, upgrade-failed MESSAGE VERSION, ...).
 set -euo pipefail
-name=$1 status=$2 reason=$3 message=$4
-gen=$(kubectl -n "$NAMESPACE" get helmrelease "script-${name}" -o jsonpath='{.metadata.generation}')
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-kubectl -n "$NAMESPACE" patch helmrelease "script-${name}" --subresource=status --type=merge -p "{\"status\":{\"observedGeneration\":${gen},
-  \"lastAttemptedRevision\":\"1.0.0\",
-  \"conditions\":[{\"type\":\"Ready\",\"status\":\"${status}\",\"reason\":\"${reason}\",\"message\":\"${message}\",\"observedGeneration\":${gen},\"lastTransitionTime\":\"${now}\"}]}}"
+name=$1 outcome=$2
+shift 2
+"$(dirname "$0")/../../_scripts/neighbours/helm-controller.sh" "$outcome" "$NAMESPACE" "script-${name}" "$@"

@@ -26,7 +26,7 @@ grep -qE '└── HelmChart cozy-system/cli-script  Ready=' <<<"$wide" || fail
 grep -qE 'event [0-9a-z]+ ago: Warning UpgradeFailed: Helm upgrade failed: boom$' <<<"$wide" || fail "trace -o wide shows the backing object's events"
 table=$(cozyplane get e2ecliscript -n "$ns")
 echo "$table"
-grep -qE '^E2eCliScript +broken +False +UpgradeFailed +.* +HelmRelease/script-broken +Helm upgrade failed: boom$' <<<"$table" \
+grep -qE "^E2eCliScript +broken +False +UpgradeFailed +.* +HelmRelease/script-broken +Helm upgrade failed for release $ns/script-broken with chart cli-script@1\.0\.1: boom\$" <<<"$table" \
   || fail "the table's MESSAGE column"
 
 # events: what helm-controller recorded about the backing object, found from the instance.
@@ -57,7 +57,7 @@ trap 'kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 seen() { grep -qx "$2" <<<"$(jq -r "$1" <"$tmp/events" 2>/dev/null)"; }
 for _ in $(seq 1 150); do seen 'select(.type == "ADDED") | .object.metadata.name' ok && break; sleep 0.2; done
 seen 'select(.type == "ADDED") | .object.metadata.name' ok || { cat "$tmp/events" "$tmp/err"; fail "watch did not list the instance"; }
-"$(dirname "$0")/report.sh" ok False InstallFailed "went away"
+"$(dirname "$0")/report.sh" ok install-failed "went away" 1.0.0
 for _ in $(seq 1 300); do
   seen 'select(.type == "MODIFIED") | .object.status.conditions[]? | select(.type == "Ready") | .status + " " + .reason' "False InstallFailed" && break
   sleep 0.2

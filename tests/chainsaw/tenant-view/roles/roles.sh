@@ -162,11 +162,8 @@ create)
   wait_for "admin's change reaches the HelmRelease" changed
   ;;
 approve)
-  # Play tofu-controller: a plan with changes waits for approval.
-  gen=$(kubectl -n "$p" get terraform tvinfra-net -o jsonpath='{.metadata.generation}')
-  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  kubectl -n "$p" patch terraform tvinfra-net --subresource=status --type=merge -p "{\"status\":{\"observedGeneration\":$gen,\"plan\":{\"pending\":\"plan-main-6e1fb1aea8\"},
-    \"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
+  # tofu-controller (../../_scripts/neighbours) plans with changes: the plan waits for approval.
+  ../../_scripts/neighbours/tofu-controller.sh planned "$p" tvinfra-net main@sha1:6e1fb1aea8b7
   pending() { [[ "$(kubectl -n "$t" get e2etvinfra net -o jsonpath='{.status.backend.pendingPlan}')" == plan-main-6e1fb1aea8 ]]; }
   wait_for "the terraform backend shows the pending plan on the instance" pending
   # view and use see the pending plan and cannot approve it: approving is an
@@ -208,10 +205,7 @@ status)
   [[ "$(ready e2etvapp web)" != True ]] || { echo "a forged Ready was stored"; exit 1; }
   [[ "$(kubectl -n "$t" get e2etvapp web -o jsonpath='{.status.conditions[?(@.reason=="Forged")].reason}')" == "" ]] || { echo "a forged condition was stored"; exit 1; }
   # the backend still writes status: Flux reports the release ready, the helm backend makes web Ready
-  gen=$(kubectl -n "$t" get helmrelease tv-web -o jsonpath='{.metadata.generation}')
-  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  kubectl -n "$t" patch helmrelease tv-web --subresource=status --type=merge -p "{\"status\":{\"observedGeneration\":$gen,\"lastAttemptedRevision\":\"1.0.0\",\"conditions\":[
-    {\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"InstallSucceeded\",\"message\":\"Helm install succeeded\",\"observedGeneration\":$gen,\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
+  ../../_scripts/neighbours/helm-controller.sh install-succeeded "$t" tv-web 1.0.0
   isReady() { [[ "$(ready e2etvapp web)" == True ]]; }
   wait_for "the helm backend writes web Ready" isReady
   echo "the helm backend wrote web's status: Ready=True"
