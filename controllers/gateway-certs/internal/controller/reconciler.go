@@ -131,7 +131,7 @@ func (r *Reconciler) issuer(ctx context.Context, c *certs) error {
 	case issuer == nil && found:
 		return r.Delete(ctx, tgw, &live, "Issuer", "certMode "+string(c.state.Mode)+" needs no Issuer")
 	case issuer != nil:
-		if _, err := r.Apply(ctx, tgw, issuer, issuerGVK, &live, found); err != nil {
+		if _, err = r.Apply(ctx, tgw, issuer, issuerGVK, &live, found); err != nil {
 			return err
 		}
 		c.state.Issuer = readyState(name, live.Status.Conditions, found)
@@ -152,22 +152,30 @@ func (r *Reconciler) certificates(ctx context.Context, c *certs) error {
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, CertMode: c.state.Mode, Listeners: c.gw.Spec.Listeners, ManagedBy: r.Name})
 	c.wanted = map[string]bool{}
 	for i := range desired {
-		want := &desired[i]
-		c.wanted[want.Name] = true
-		var live cmv1.Certificate
-		found, err := r.Get(ctx, tgw.Namespace, want.Name, &live)
-		if err != nil {
+		c.wanted[desired[i].Name] = true
+		if err = r.certificate(ctx, c, &desired[i]); err != nil {
 			return err
 		}
-		if found && !gatewayctl.ControlledBy(&live, tgw) {
-			c.state.Refused = append(c.state.Refused, r.Refuse("Certificate", "Certificate", &live, tgw).Error())
-			continue
-		}
-		if _, err := r.Apply(ctx, tgw, want, certificateGVK, &live, found); err != nil {
-			return err
-		}
-		c.state.Certificates = append(c.state.Certificates, certReady(want.Name, &live, found))
 	}
+	return nil
+}
+
+// certificate applies one Certificate, or refuses one at its name that the
+// TenantGateway does not control.
+func (r *Reconciler) certificate(ctx context.Context, c *certs, want *cmv1.Certificate) error {
+	var live cmv1.Certificate
+	found, err := r.Get(ctx, c.tgw.Namespace, want.Name, &live)
+	if err != nil {
+		return err
+	}
+	if found && !gatewayctl.ControlledBy(&live, c.tgw) {
+		c.state.Refused = append(c.state.Refused, r.Refuse("Certificate", "Certificate", &live, c.tgw).Error())
+		return nil
+	}
+	if _, err = r.Apply(ctx, c.tgw, want, certificateGVK, &live, found); err != nil {
+		return err
+	}
+	c.state.Certificates = append(c.state.Certificates, certReady(want.Name, &live, found))
 	return nil
 }
 
