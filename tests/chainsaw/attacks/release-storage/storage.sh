@@ -35,10 +35,14 @@ record() {
   printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: sh.helm.release.v1.%s.v%s\n  namespace: %s\n  labels: {owner: helm, name: %s, status: %s, version: "%s"}\ntype: helm.sh/release.v1\ndata: {release: %s}\n' \
     "$2" "$3" "$1" "$2" "$4" "$3" "$(printf 'release %s v%s %s' "$2" "$3" "$4" | base64 -w0)"
 }
-# installed NAME STORAGE: the status helm-controller writes once it installed
-# release NAME with its records in STORAGE.
+# installed NAME STORAGE: helm-controller (../../_scripts/neighbours) reports
+# release NAME installed with its records in STORAGE (the HelmRelease's
+# spec.storageNamespace, or its own namespace).
 installed() {
-  kubectl -n "$t" "${flux[@]}" patch helmrelease "$1" --subresource=status --type=merge -p "$(printf '{"status":{"storageNamespace":"%s","observedGeneration":1,"history":[{"name":"%s","namespace":"%s","version":1,"status":"deployed","chartName":"rs","chartVersion":"1.0.0","configDigest":"sha256:0","digest":"sha256:1","firstDeployed":"2026-01-01T00:00:00Z","lastDeployed":"2026-01-01T00:00:00Z"}],"conditions":[{"type":"Ready","status":"True","reason":"InstallSucceeded","message":"installed","lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1}]}}' "$2" "$1" "$t")"
+  local spec
+  spec=$(jp "helmrelease/$1" '{.spec.storageNamespace}')
+  [[ "${spec:-$t}" == "$2" ]] || { echo "HelmRelease $1 keeps its records in ${spec:-$t}, not $2"; exit 1; }
+  ../../_scripts/neighbours/helm-controller.sh install-succeeded "$t" "$1" 1.0.0 >/dev/null
 }
 # target_changed NAME: helm-controller's ReleaseTargetChanged for the storage
 # namespace: status.storageNamespace set, a release in the history, and the
@@ -142,7 +146,7 @@ migrate)
   echo "records v1 and v2 copied to $p; spec.storageNamespace=$p, status.storageNamespace cleared: no target change"
   # helm-controller's next reconcile (played): with status.storageNamespace
   # empty it takes the spec's, and reads the release from there.
-  kubectl -n "$t" "${flux[@]}" patch helmrelease rs-old --subresource=status --type=merge -p "{\"status\":{\"storageNamespace\":\"$p\"}}" >/dev/null
+  ../../_scripts/neighbours/helm-controller.sh reconciled "$t" rs-old >/dev/null
   no_target_change rs-old
   wait_for "instance old no longer reports LegacyReleaseStorage" bash -c "[ -z \"\$(kubectl -n $t get e2ersapp old -o jsonpath='{.status.conditions[?(@.type==\"LegacyReleaseStorage\")].status}')\" ]"
   echo "instance old: LegacyReleaseStorage gone"

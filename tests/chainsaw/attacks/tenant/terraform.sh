@@ -97,11 +97,8 @@ terraform-object)
   ;;
 approve-prefix)
   can "$t" patch e2eatkinfras.apps.cozystack.io
-  # Play tofu-controller: a plan with changes waits for approval.
-  gen=$(kubectl -n "$p" get terraform atkinfra-net -o jsonpath='{.metadata.generation}')
-  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  kubectl -n "$p" patch terraform atkinfra-net --subresource=status --type=merge -p "{\"status\":{\"observedGeneration\":$gen,\"plan\":{\"pending\":\"plan-main-6e1fb1aea8\"},
-    \"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"TerraformPlannedWithChanges\",\"message\":\"Plan generated\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
+  # tofu-controller (../../_scripts/neighbours) plans with changes: the plan waits for approval.
+  ../../_scripts/neighbours/tofu-controller.sh planned "$p" atkinfra-net main@sha1:6e1fb1aea8b7
   pending() { [[ "$(kubectl -n "$t" get e2eatkinfra net -o jsonpath='{.status.backend.pendingPlan}')" == plan-main-6e1fb1aea8 ]]; }
   wait_for "the instance shows the pending plan" pending
   # tofu-controller applies a pending plan whose id starts with spec.approvePlan:
