@@ -42,6 +42,9 @@ done
 # same as on the local control plane; ours come with the chart.
 "${ROOT}/hack/cluster.sh" crds "${DIR}"
 [[ -x "${ROOT}/hack/policies.sh" ]] && "${ROOT}/hack/policies.sh" "${DIR}"
+# The neighbours the scenarios play (Flux, tofu-controller, cert-manager)
+# get the RBAC a real install gives them, as on the local control plane.
+"${SUITE}/_scripts/neighbours/rbac.sh"
 
 # install ENABLED...: the umbrella chart with exactly these components.
 install() {
