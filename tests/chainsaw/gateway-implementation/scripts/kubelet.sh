@@ -10,20 +10,8 @@
 set -eu
 gw=$1
 ns=${ENVOY_GATEWAY_NAMESPACE:-envoy-gateway-system}
-sel="gateway.envoyproxy.io/owning-gateway-name=$gw,gateway.envoyproxy.io/owning-gateway-namespace=$NAMESPACE"
-waited=0
-while :; do
-  deploy=$(kubectl -n "$ns" get deployment -l "$sel" -o jsonpath='{.items[*].metadata.name}')
-  [ -z "$deploy" ] || break
-  if [ "$waited" -ge 120 ]; then
-    echo "Envoy Gateway created no Deployment for Gateway $NAMESPACE/$gw in ${waited}s"
-    kubectl -n "$ns" get deployment --show-labels
-    exit 1
-  fi
-  sleep 2
-  waited=$((waited + 2))
-done
-case "$deploy" in *" "*) echo "more than one Deployment for Gateway $NAMESPACE/$gw: $deploy"; exit 1 ;; esac
+. "$(dirname "$0")/owned.sh"
+deploy=$(owned deployment "$gw")
 gen=$(kubectl -n "$ns" get deployment "$deploy" -o jsonpath='{.metadata.generation}')
 replicas=$(kubectl -n "$ns" get deployment "$deploy" -o jsonpath='{.spec.replicas}')
 [ "${replicas:-0}" -gt 0 ] || { echo "Deployment $ns/$deploy asks for no replica"; exit 1; }

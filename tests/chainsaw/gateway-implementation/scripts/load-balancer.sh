@@ -10,20 +10,8 @@
 set -eu
 gw=$1 ip=$2
 ns=${ENVOY_GATEWAY_NAMESPACE:-envoy-gateway-system}
-sel="gateway.envoyproxy.io/owning-gateway-name=$gw,gateway.envoyproxy.io/owning-gateway-namespace=$NAMESPACE"
-waited=0
-while :; do
-  svc=$(kubectl -n "$ns" get service -l "$sel" -o jsonpath='{.items[*].metadata.name}')
-  [ -z "$svc" ] || break
-  if [ "$waited" -ge 120 ]; then
-    echo "Envoy Gateway created no Service for Gateway $NAMESPACE/$gw in ${waited}s"
-    kubectl -n "$ns" get service --show-labels
-    exit 1
-  fi
-  sleep 2
-  waited=$((waited + 2))
-done
-case "$svc" in *" "*) echo "more than one Service for Gateway $NAMESPACE/$gw: $svc"; exit 1 ;; esac
+. "$(dirname "$0")/owned.sh"
+svc=$(owned service "$gw")
 type=$(kubectl -n "$ns" get service "$svc" -o jsonpath='{.spec.type}')
 [ "$type" = LoadBalancer ] || { echo "Service $ns/$svc is of type $type: no load balancer serves it"; exit 1; }
 kubectl -n "$ns" patch service "$svc" --subresource=status --type=merge \
