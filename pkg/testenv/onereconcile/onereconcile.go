@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -82,4 +84,23 @@ func Run(m *testing.M, name string, crds []*apiextensionsv1.CustomResourceDefini
 		return fail(fmt.Errorf("the cache did not sync"))
 	}
 	return m.Run()
+}
+
+// StoredCondition reads obj as the API server stores it and returns its
+// condition typ (conds reads an object's conditions), failing the test when
+// there is none; a condition set for another generation is an error too.
+func StoredCondition[T client.Object](t *testing.T, c client.Reader, obj T, conds func(T) []metav1.Condition, typ string) *metav1.Condition {
+	t.Helper()
+	live := obj.DeepCopyObject().(T)
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), live); err != nil {
+		t.Fatal(err)
+	}
+	cond := meta.FindStatusCondition(conds(live), typ)
+	if cond == nil {
+		t.Fatalf("%T %s/%s has no %s: %+v", obj, obj.GetNamespace(), obj.GetName(), typ, conds(live))
+	}
+	if cond.ObservedGeneration != live.GetGeneration() {
+		t.Errorf("%s observedGeneration %d, want %d", cond.Type, cond.ObservedGeneration, live.GetGeneration())
+	}
+	return cond
 }

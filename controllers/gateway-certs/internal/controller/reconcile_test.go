@@ -11,7 +11,6 @@ import (
 	cmmetav1 "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +19,7 @@ import (
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
+	"github.com/cozyplane/cozyplane/pkg/testenv/onereconcile"
 )
 
 func check(t *testing.T, err error) {
@@ -70,17 +70,10 @@ func fixture(t *testing.T, ns string, spec gatewayv1alpha1.TenantGatewaySpec, ho
 // condition is the TenantGateway's CertificatesReady as stored.
 func condition(t *testing.T, tgw *gatewayv1alpha1.TenantGateway) *metav1.Condition {
 	t.Helper()
-	live := &gatewayv1alpha1.TenantGateway{}
-	check(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(tgw), live))
-	c := meta.FindStatusCondition(live.Status.Conditions, gatewayv1alpha1.ConditionCertificatesReady)
-	if c == nil {
-		t.Fatalf("TenantGateway %s/%s has no %s: %+v", tgw.Namespace, tgw.Name, gatewayv1alpha1.ConditionCertificatesReady, live.Status.Conditions)
-	}
-	if c.ObservedGeneration != live.Generation {
-		t.Errorf("%s observedGeneration %d, want %d", c.Type, c.ObservedGeneration, live.Generation)
-	}
-	return c
+	return onereconcile.StoredCondition(t, k8s, tgw, conditionsOf, gatewayv1alpha1.ConditionCertificatesReady)
 }
+
+func conditionsOf(g *gatewayv1alpha1.TenantGateway) []metav1.Condition { return g.Status.Conditions }
 
 // objects lists the Issuers and Certificates of ns, by name.
 func objects(t *testing.T, ns string) (map[string]cmv1.Issuer, map[string]cmv1.Certificate) {

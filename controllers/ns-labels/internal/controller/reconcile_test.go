@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/testenv/onereconcile"
 )
 
 func check(t *testing.T, err error) {
@@ -77,17 +77,10 @@ func tenantGateway(t *testing.T, owner string, attached ...string) *gatewayv1alp
 // for its current generation.
 func attachedCondition(t *testing.T, g *gatewayv1alpha1.TenantGateway) *metav1.Condition {
 	t.Helper()
-	live := &gatewayv1alpha1.TenantGateway{}
-	check(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(g), live))
-	c := meta.FindStatusCondition(live.Status.Conditions, gatewayv1alpha1.ConditionNamespacesAttached)
-	if c == nil {
-		t.Fatalf("TenantGateway %s/%s has no %s: %+v", g.Namespace, g.Name, gatewayv1alpha1.ConditionNamespacesAttached, live.Status.Conditions)
-	}
-	if c.ObservedGeneration != live.Generation {
-		t.Errorf("%s observedGeneration %d, want %d", c.Type, c.ObservedGeneration, live.Generation)
-	}
-	return c
+	return onereconcile.StoredCondition(t, k8s, g, conditionsOf, gatewayv1alpha1.ConditionNamespacesAttached)
 }
+
+func conditionsOf(g *gatewayv1alpha1.TenantGateway) []metav1.Condition { return g.Status.Conditions }
 
 // attachedTo checks that namespace name carries the gateway label and our
 // annotation, both naming owner, besides the labels it had (want).
