@@ -233,9 +233,7 @@ func (r *Reconciler) deleteOwned(ctx context.Context, inst client.Object, extra 
 			client.Preconditions{UID: ptr.To(o.GetUID())}); client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
-		if r.Recorder != nil {
-			r.events().Normal(inst, nil, appsv1alpha1.EventBackingObjectDeleted, "Delete", fmt.Sprintf("deleted %s %s/%s with the instance", o.GetKind(), o.GetNamespace(), o.GetName()))
-		}
+		r.events().Normal(inst, nil, appsv1alpha1.EventBackingObjectDeleted, "Delete", fmt.Sprintf("deleted %s %s/%s with the instance", o.GetKind(), o.GetNamespace(), o.GetName()))
 	}
 	return owned, nil
 }
