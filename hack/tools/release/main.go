@@ -377,6 +377,9 @@ func runChartsOnly(root, dir, version, helm, images string) error {
 	return writeChecksums(dir)
 }
 
+// sha256Digest is an image digest as images.txt writes it.
+var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
 // digestsOf reads images.txt's lines (<repository>:<version>@<digest>) and
 // returns each controller's digest by the image repository of its chart.
 func digestsOf(root string, names []string, version, lines string) (map[string]string, error) {
@@ -384,7 +387,7 @@ func digestsOf(root string, names []string, version, lines string) (map[string]s
 	for _, l := range strings.Fields(lines) {
 		ref, digest, ok := strings.Cut(l, "@")
 		repo, tag, ok2 := strings.Cut(ref, ":"+version)
-		if !ok || !ok2 || tag != "" || !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(digest) {
+		if !ok || !ok2 || tag != "" || !sha256Digest.MatchString(digest) {
 			return nil, fmt.Errorf("%q is not <repository>:%s@sha256:<64 hex digits>", l, version)
 		}
 		byRepo[repo] = digest
