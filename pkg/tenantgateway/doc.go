@@ -19,7 +19,10 @@
 //   - gateway-certs: DesiredIssuer, and DesiredCertificates from the
 //     Gateway's listeners as read back: its HTTPS listeners and their
 //     certificateRefs are the whole contract between the two controllers.
-//   - route-conflicts: ResolveConflicts.
+//   - route-conflicts decides in its own module
+//     (controllers/route-conflicts/internal/verdicts); it shares the route
+//     identity here (RouteKey, RouteRef, ParentRef, KindHTTPRoute,
+//     KindTLSRoute) with pkg/gatewayctl, which reads the attached routes.
 //
 // The errors returned here all mean the spec must change; each carries the
 // condition reason to report (errors.go, read with reconcileerr.AsStalled). Rejected hostnames are not errors: the rest of

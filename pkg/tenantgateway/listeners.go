@@ -193,7 +193,7 @@ func perHostListeners(in ListenersInput, scope HostnameScope) ([]gatewayv1.Liste
 	var listeners []gatewayv1.Listener
 	var rejected []RejectedHostname
 	byName := map[string]string{}
-	for _, h := range normalizeAll(in.RouteHostnames) {
+	for _, h := range NormalizeHostnames(in.RouteHostnames) {
 		if _, rej := scope.CheckListenerHostname(h); rej != nil {
 			rejected = append(rejected, *rej)
 			continue
@@ -215,7 +215,7 @@ func perHostListeners(in ListenersInput, scope HostnameScope) ([]gatewayv1.Liste
 func usableChildren(childApexes []string, apex string) ([]string, []RejectedHostname) {
 	var children []string
 	var rejected []RejectedHostname
-	for _, c := range normalizeAll(childApexes) {
+	for _, c := range NormalizeHostnames(childApexes) {
 		if c == apex {
 			continue
 		}
@@ -251,7 +251,7 @@ func wildcardListeners(in ListenersInput, scope HostnameScope, secret string) ([
 	}
 	// Coverage is judged against the children that got a listener.
 	scope.ChildApexes = served
-	for _, h := range normalizeAll(in.RouteHostnames) {
+	for _, h := range NormalizeHostnames(in.RouteHostnames) {
 		if _, rej := scope.CheckCoveredHostname(h); rej != nil {
 			rejected = append(rejected, *rej)
 		}
@@ -262,19 +262,6 @@ func wildcardListeners(in ListenersInput, scope HostnameScope, secret string) ([
 func nameCollision(hostname, other, name string) RejectedHostname {
 	return RejectedHostname{hostname, gatewayv1alpha1.ReasonListenerNameCollision,
 		fmt.Sprintf("hostname %s maps to listener %s, which already serves %s (same first label and hash): use another hostname", hostname, name, other)}
-}
-
-// normalizeAll normalises, deduplicates and sorts hostnames, dropping empty
-// ones.
-func normalizeAll(hostnames []string) []string {
-	out := make([]string, 0, len(hostnames))
-	for _, h := range hostnames {
-		if h = NormalizeHostname(h); h != "" {
-			out = append(out, h)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // httpListener is the port-80 listener. Only the owner namespace (the

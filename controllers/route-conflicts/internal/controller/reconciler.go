@@ -24,6 +24,7 @@ import (
 
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/controllers/route-conflicts/internal/verdicts"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
@@ -100,7 +101,7 @@ func ourParents(o client.Object) []string {
 // TenantGateway is gone, every entry for its Gateway goes.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	gwNS, gwName := req.Namespace, names.Gateway(req.Name)
-	verdicts := map[tenantgateway.RouteKey]tenantgateway.Verdict{}
+	byRoute := map[tenantgateway.RouteKey]verdicts.Verdict{}
 	var tgw gatewayv1alpha1.TenantGateway
 	err := r.Client.Get(ctx, req.NamespacedName, &tgw)
 	switch {
@@ -115,8 +116,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		for i, rt := range attached {
 			refs[i] = rt.Ref()
 		}
-		verdicts = tenantgateway.ResolveConflicts(refs)
-		for k, v := range verdicts {
+		byRoute = verdicts.ResolveConflicts(refs)
+		for k, v := range byRoute {
 			log.FromContext(ctx).V(1).Info("verdict", "route", k.String(), "accepted", v.Accepted, "reason", v.Reason, "message", v.Message)
 		}
 	}
@@ -127,7 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var errs []error
 	for _, rt := range candidates {
-		errs = append(errs, r.writeVerdict(ctx, rt, gwNS, gwName, verdicts))
+		errs = append(errs, r.writeVerdict(ctx, rt, gwNS, gwName, byRoute))
 	}
 	return ctrl.Result{}, errors.Join(errs...)
 }
@@ -166,7 +167,7 @@ func (r *Reconciler) candidates(ctx context.Context, key string) ([]client.Objec
 // writeVerdict brings our entries on one route to its verdict (none when it
 // has no verdict: not attached, or a cert-manager solver route).
 func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwNS, gwName string,
-	verdicts map[tenantgateway.RouteKey]tenantgateway.Verdict) error {
+	byRoute map[tenantgateway.RouteKey]verdicts.Verdict) error {
 	kind := tenantgateway.KindHTTPRoute
 	if _, ok := cached.(*gatewayv1.TLSRoute); ok {
 		kind = tenantgateway.KindTLSRoute
@@ -174,8 +175,8 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 	desired := func(o client.Object) ([]gatewayv1.RouteParentStatus, bool) {
 		var refs []gatewayv1.ParentReference
 		var cond *metav1.Condition
-		if v, ok := verdicts[tenantgateway.RouteKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}]; ok {
-			c := tenantgateway.AcceptedCondition(v, o.GetGeneration())
+		if v, ok := byRoute[tenantgateway.RouteKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}]; ok {
+			c := verdicts.AcceptedCondition(v, o.GetGeneration())
 			cond = &c
 			for _, ref := range gatewayctl.RouteParentRefs(o) {
 				if gatewayctl.RefersTo(ref, o.GetNamespace(), gwNS, gwName) {
@@ -183,7 +184,7 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 				}
 			}
 		}
-		return tenantgateway.RewriteRouteParents(gatewayctl.RouteParents(o), o.GetNamespace(), gwNS, gwName, refs, cond, metav1.Now())
+		return verdicts.RewriteRouteParents(gatewayctl.RouteParents(o), o.GetNamespace(), gwNS, gwName, refs, cond, metav1.Now())
 	}
 	// The list is atomic: it is written with the resourceVersion it was read
 	// at, so others' entries are never lost. The cached copy is tried first;
@@ -194,7 +195,7 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		if !changed {
 			return false, nil
 		}
-		if len(gatewayctl.RouteParents(o))+1 > tenantgateway.MaxRouteParents && len(parents) == tenantgateway.MaxRouteParents {
+		if len(gatewayctl.RouteParents(o))+1 > verdicts.MaxRouteParents && len(parents) == verdicts.MaxRouteParents {
 			log.FromContext(ctx).Info("route status is full; our entry may be incomplete", "route", client.ObjectKeyFromObject(o))
 		}
 		switch rt := o.(type) {
@@ -220,7 +221,7 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		return nil
 	}
 	gatewayctl.CountWrite(r.Name, kind, "status")
-	v, ok := verdicts[tenantgateway.RouteKey{Kind: kind, Namespace: cached.GetNamespace(), Name: cached.GetName()}]
+	v, ok := byRoute[tenantgateway.RouteKey{Kind: kind, Namespace: cached.GetNamespace(), Name: cached.GetName()}]
 	why := "the route no longer attaches to Gateway " + gwNS + "/" + gwName + ": our entry removed"
 	ev := r.Events()
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gwNS, Name: gwName}}

@@ -11,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/controllers/route-conflicts/internal/verdicts"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
@@ -38,7 +39,7 @@ func TestWriteVerdict(t *testing.T) {
 		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted",
 			LastTransitionTime: metav1.Now()}},
 	}
-	loser := tenantgateway.Verdict{Accepted: false, Reason: "HostnameConflict", Message: "lost to HTTPRoute tenant-a/web"}
+	loser := verdicts.Verdict{Accepted: false, Reason: "HostnameConflict", Message: "lost to HTTPRoute tenant-a/web"}
 
 	for _, tc := range []struct {
 		name      string
@@ -75,10 +76,10 @@ func TestWriteVerdict(t *testing.T) {
 			}
 			reader := &countingReader{Reader: c}
 			r := &Reconciler{Base: gatewayctl.Base{Client: c, APIReader: reader, Name: "route-conflicts"}}
-			verdicts := map[tenantgateway.RouteKey]tenantgateway.Verdict{
+			byRoute := map[tenantgateway.RouteKey]verdicts.Verdict{
 				{Kind: tenantgateway.KindHTTPRoute, Namespace: "tenant-b", Name: "web"}: loser,
 			}
-			if err := r.writeVerdict(ctx, cached, gwNS, gwName, verdicts); err != nil {
+			if err := r.writeVerdict(ctx, cached, gwNS, gwName, byRoute); err != nil {
 				t.Fatal(err)
 			}
 			if reader.gets != tc.wantGets {
@@ -109,7 +110,7 @@ func TestWriteVerdict(t *testing.T) {
 
 			// Settled: a second pass with the current copy writes nothing.
 			rv := got.ResourceVersion
-			if err := r.writeVerdict(ctx, &got, gwNS, gwName, verdicts); err != nil {
+			if err := r.writeVerdict(ctx, &got, gwNS, gwName, byRoute); err != nil {
 				t.Fatal(err)
 			}
 			var again gatewayv1.HTTPRoute

@@ -1,4 +1,4 @@
-package tenantgateway
+package verdicts
 
 import (
 	"slices"
@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // MaxRouteParents is the most status.parents entries a route may carry.
@@ -49,7 +49,7 @@ func RewriteRouteParents(parents []gatewayv1.RouteParentStatus, routeNamespace, 
 	copies := false
 	for _, p := range parents {
 		switch {
-		case string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName && ParentRef(p.ParentRef).NamesGateway(routeNamespace, gwNamespace, gwName):
+		case string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName && tenantgateway.ParentRef(p.ParentRef).NamesGateway(routeNamespace, gwNamespace, gwName):
 			ours = append(ours, p)
 		case slices.ContainsFunc(others, func(o gatewayv1.RouteParentStatus) bool { return equality.Semantic.DeepEqual(o, p) }):
 			copies = true
@@ -85,21 +85,6 @@ func RewriteRouteParents(parents []gatewayv1.RouteParentStatus, routeNamespace, 
 	// Never nil: status.parents is required, an empty list is how a route
 	// says no controller reports on it.
 	return append(append(make([]gatewayv1.RouteParentStatus, 0, len(others)+len(want)), others...), want...), true
-}
-
-// ParentRef is ref as the naming contract reads it (api/gateway/names).
-func ParentRef(ref gatewayv1.ParentReference) names.ParentRef {
-	r := names.ParentRef{Name: string(ref.Name)}
-	if ref.Group != nil {
-		r.Group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		r.Kind = string(*ref.Kind)
-	}
-	if ref.Namespace != nil {
-		r.Namespace = string(*ref.Namespace)
-	}
-	return r
 }
 
 func equalParentRef(a, b gatewayv1.ParentReference) bool {

@@ -1,4 +1,4 @@
-package tenantgateway
+package verdicts
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 func TestRewriteRouteParents(t *testing.T) {
@@ -112,14 +113,14 @@ func TestAcceptedCondition(t *testing.T) {
 // BenchmarkConflicts5000 measures deciding and rewriting the status of 5,000
 // routes attached to one Gateway, a fifth of them in conflict.
 func BenchmarkConflicts5000(b *testing.B) {
-	routes := make([]RouteRef, 5000)
+	routes := make([]tenantgateway.RouteRef, 5000)
 	for i := range routes {
 		ns := fmt.Sprintf("tenant-%04d", i)
 		host := fmt.Sprintf("app-%d.example.org", i)
 		if i%5 == 0 {
 			host = fmt.Sprintf("app-%d.example.org", i+1) // claims its neighbour's hostname
 		}
-		routes[i] = RouteRef{Key: RouteKey{Kind: KindHTTPRoute, Namespace: ns, Name: "web"}, Hostnames: []string{host}}
+		routes[i] = tenantgateway.RouteRef{Key: tenantgateway.RouteKey{Kind: tenantgateway.KindHTTPRoute, Namespace: ns, Name: "web"}, Hostnames: []string{host}}
 	}
 	ref := []gatewayv1.ParentReference{{Name: "cozystack", Namespace: ptr.To(gatewayv1.Namespace("tenant-root"))}}
 	now := metav1.Now()

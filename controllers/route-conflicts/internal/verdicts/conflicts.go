@@ -1,4 +1,9 @@
-package tenantgateway
+// Package verdicts decides, for the routes attached to one TenantGateway's
+// Gateway, which route owns each hostname claimed from more than one
+// namespace (ResolveConflicts), and the status.parents entry route-conflicts
+// writes on each route for its verdict (AcceptedCondition,
+// RewriteRouteParents). Pure: no client, no I/O.
+package verdicts
 
 import (
 	"fmt"
@@ -8,37 +13,14 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
-
-// Route kinds whose hostnames take part in conflict resolution.
-const (
-	KindHTTPRoute = "HTTPRoute"
-	KindTLSRoute  = "TLSRoute"
-)
-
-// RouteKey identifies a route. Kind is part of it: an HTTPRoute and a
-// TLSRoute may share a namespace and name.
-type RouteKey struct {
-	Kind      string
-	Namespace string
-	Name      string
-}
-
-func (k RouteKey) String() string { return k.Kind + " " + k.Namespace + "/" + k.Name }
-
-// RouteRef is what conflict resolution needs of a route attached to one
-// Gateway: its key, its spec.hostnames and its labels.
-type RouteRef struct {
-	Key       RouteKey
-	Hostnames []string
-	Labels    map[string]string
-}
 
 // HostnameConflict: Hostname is claimed by Winner, a route in another
 // namespace that takes precedence.
 type HostnameConflict struct {
 	Hostname string
-	Winner   RouteKey
+	Winner   tenantgateway.RouteKey
 }
 
 // Verdict on one route. Accepted is false when the route lost at least one
@@ -66,9 +48,9 @@ type Verdict struct {
 // verdict, and the caller must leave their status alone. Every other route
 // gets one; a key given twice is one route with the union of its
 // hostnames.
-func ResolveConflicts(routes []RouteRef) map[RouteKey]Verdict {
-	hostnames := map[RouteKey][]string{}
-	exempt := map[RouteKey]bool{}
+func ResolveConflicts(routes []tenantgateway.RouteRef) map[tenantgateway.RouteKey]Verdict {
+	hostnames := map[tenantgateway.RouteKey][]string{}
+	exempt := map[tenantgateway.RouteKey]bool{}
 	for _, r := range routes {
 		hostnames[r.Key] = append(hostnames[r.Key], r.Hostnames...)
 		if r.Labels[gatewayv1alpha1.LabelHTTP01Solver] == "true" {
@@ -76,17 +58,17 @@ func ResolveConflicts(routes []RouteRef) map[RouteKey]Verdict {
 		}
 	}
 
-	claims := map[string][]RouteKey{} // hostname → claimants
+	claims := map[string][]tenantgateway.RouteKey{} // hostname → claimants
 	for key, hs := range hostnames {
 		if exempt[key] {
 			continue
 		}
-		for _, h := range normalizeAll(hs) {
+		for _, h := range tenantgateway.NormalizeHostnames(hs) {
 			claims[h] = append(claims[h], key)
 		}
 	}
 
-	conflicts := map[RouteKey][]HostnameConflict{}
+	conflicts := map[tenantgateway.RouteKey][]HostnameConflict{}
 	for h, keys := range claims {
 		winner := slices.MinFunc(keys, comparePrecedence)
 		for _, k := range keys {
@@ -96,7 +78,7 @@ func ResolveConflicts(routes []RouteRef) map[RouteKey]Verdict {
 		}
 	}
 
-	verdicts := make(map[RouteKey]Verdict, len(hostnames))
+	verdicts := make(map[tenantgateway.RouteKey]Verdict, len(hostnames))
 	for key := range hostnames {
 		if exempt[key] {
 			continue
@@ -107,7 +89,7 @@ func ResolveConflicts(routes []RouteRef) map[RouteKey]Verdict {
 }
 
 // comparePrecedence orders routes by who wins a hostname: the smallest wins.
-func comparePrecedence(a, b RouteKey) int {
+func comparePrecedence(a, b tenantgateway.RouteKey) int {
 	if ca, cb := isPlatformNamespace(a.Namespace), isPlatformNamespace(b.Namespace); ca != cb {
 		if ca {
 			return -1

@@ -1,4 +1,4 @@
-package tenantgateway
+package verdicts
 
 import (
 	"fmt"
@@ -8,21 +8,22 @@ import (
 	"testing"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
-func route(kind, ns, name string, hostnames ...string) RouteRef {
-	return RouteRef{Key: RouteKey{Kind: kind, Namespace: ns, Name: name}, Hostnames: hostnames}
+func route(kind, ns, name string, hostnames ...string) tenantgateway.RouteRef {
+	return tenantgateway.RouteRef{Key: tenantgateway.RouteKey{Kind: kind, Namespace: ns, Name: name}, Hostnames: hostnames}
 }
 
-func solverRoute(ns, name string, hostnames ...string) RouteRef {
-	r := route(KindHTTPRoute, ns, name, hostnames...)
+func solverRoute(ns, name string, hostnames ...string) tenantgateway.RouteRef {
+	r := route(tenantgateway.KindHTTPRoute, ns, name, hostnames...)
 	r.Labels = map[string]string{gatewayv1alpha1.LabelHTTP01Solver: "true"}
 	return r
 }
 
 // summary renders verdicts as sorted "key: accepted" or
 // "key: lost host to winner, ..." lines.
-func summary(v map[RouteKey]Verdict) []string {
+func summary(v map[tenantgateway.RouteKey]Verdict) []string {
 	var out []string
 	for k, vd := range v {
 		line := k.String() + ": accepted"
@@ -42,14 +43,14 @@ func summary(v map[RouteKey]Verdict) []string {
 func TestResolveConflicts(t *testing.T) {
 	tests := []struct {
 		name   string
-		routes []RouteRef
+		routes []tenantgateway.RouteRef
 		want   []string
 	}{
 		{
 			name: "a cozy-* namespace wins over a tenant namespace that sorts first",
-			routes: []RouteRef{
-				route(KindHTTPRoute, "tenant-a", "dash", "dashboard.example.org"),
-				route(KindHTTPRoute, "cozy-dashboard", "dashboard", "dashboard.example.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "dash", "dashboard.example.org"),
+				route(tenantgateway.KindHTTPRoute, "cozy-dashboard", "dashboard", "dashboard.example.org"),
 			},
 			want: []string{
 				"HTTPRoute cozy-dashboard/dashboard: accepted",
@@ -58,9 +59,9 @@ func TestResolveConflicts(t *testing.T) {
 		},
 		{
 			name: "among tenants the smallest namespace wins, whatever the names",
-			routes: []RouteRef{
-				route(KindHTTPRoute, "tenant-b", "a", "app.example.org"),
-				route(KindHTTPRoute, "tenant-a", "z", "app.example.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindHTTPRoute, "tenant-b", "a", "app.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "z", "app.example.org"),
 			},
 			want: []string{
 				"HTTPRoute tenant-a/z: accepted",
@@ -69,9 +70,9 @@ func TestResolveConflicts(t *testing.T) {
 		},
 		{
 			name: "among cozy-* namespaces the smallest namespace wins",
-			routes: []RouteRef{
-				route(KindHTTPRoute, "cozy-b", "r", "x.example.org"),
-				route(KindHTTPRoute, "cozy-a", "r", "x.example.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindHTTPRoute, "cozy-b", "r", "x.example.org"),
+				route(tenantgateway.KindHTTPRoute, "cozy-a", "r", "x.example.org"),
 			},
 			want: []string{
 				"HTTPRoute cozy-a/r: accepted",
@@ -82,9 +83,9 @@ func TestResolveConflicts(t *testing.T) {
 			// Joined, "a-b/y" < "a/x" because '-' (0x2d) < '/' (0x2f); as
 			// separate fields "a" < "a-b".
 			name: "namespace and name compare as separate fields",
-			routes: []RouteRef{
-				route(KindHTTPRoute, "a-b", "y", "app.example.org"),
-				route(KindHTTPRoute, "a", "x", "app.example.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindHTTPRoute, "a-b", "y", "app.example.org"),
+				route(tenantgateway.KindHTTPRoute, "a", "x", "app.example.org"),
 			},
 			want: []string{
 				"HTTPRoute a-b/y: lost app.example.org to HTTPRoute a/x",
@@ -93,10 +94,10 @@ func TestResolveConflicts(t *testing.T) {
 		},
 		{
 			name: "same-namespace routes share a hostname without conflict, and all beat another namespace",
-			routes: []RouteRef{
-				route(KindHTTPRoute, "tenant-a", "api", "app.example.org"),
-				route(KindHTTPRoute, "tenant-a", "web", "app.example.org"),
-				route(KindHTTPRoute, "tenant-b", "web", "app.example.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "api", "app.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "web", "app.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-b", "web", "app.example.org"),
 			},
 			want: []string{
 				"HTTPRoute tenant-a/api: accepted",
@@ -106,18 +107,18 @@ func TestResolveConflicts(t *testing.T) {
 		},
 		{
 			name: "cert-manager solver routes are exempt: no verdict, and they win nothing",
-			routes: []RouteRef{
+			routes: []tenantgateway.RouteRef{
 				solverRoute("cozy-cert-manager", "cm-acme-http-solver-abc", "app.example.org"),
-				route(KindHTTPRoute, "tenant-a", "app", "app.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "app", "app.example.org"),
 			},
 			want: []string{"HTTPRoute tenant-a/app: accepted"},
 		},
 		{
 			name: "hostnames compare case-insensitively; wildcards only with the same wildcard",
-			routes: []RouteRef{
-				route(KindHTTPRoute, "tenant-a", "r", "App.Example.org", "*.example.org"),
-				route(KindHTTPRoute, "tenant-b", "r", "app.example.org", "a.example.org"),
-				route(KindHTTPRoute, "tenant-c", "r", "*.EXAMPLE.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "r", "App.Example.org", "*.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-b", "r", "app.example.org", "a.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-c", "r", "*.EXAMPLE.org"),
 			},
 			want: []string{
 				"HTTPRoute tenant-a/r: accepted",
@@ -127,10 +128,10 @@ func TestResolveConflicts(t *testing.T) {
 		},
 		{
 			name: "a route winning one hostname and losing another is not accepted",
-			routes: []RouteRef{
-				route(KindHTTPRoute, "tenant-b", "r", "mine.example.org", "shared.example.org", "also.example.org"),
-				route(KindHTTPRoute, "tenant-a", "r", "shared.example.org"),
-				route(KindHTTPRoute, "cozy-x", "r", "also.example.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindHTTPRoute, "tenant-b", "r", "mine.example.org", "shared.example.org", "also.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "r", "shared.example.org"),
+				route(tenantgateway.KindHTTPRoute, "cozy-x", "r", "also.example.org"),
 			},
 			want: []string{
 				"HTTPRoute cozy-x/r: accepted",
@@ -140,10 +141,10 @@ func TestResolveConflicts(t *testing.T) {
 		},
 		{
 			name: "kinds take part: a TLSRoute and an HTTPRoute on one hostname conflict across namespaces",
-			routes: []RouteRef{
-				route(KindTLSRoute, "default", "kubernetes-api", "api.example.org"),
-				route(KindHTTPRoute, "tenant-a", "api", "api.example.org"),
-				route(KindHTTPRoute, "default", "kubernetes-api", "other.example.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindTLSRoute, "default", "kubernetes-api", "api.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "api", "api.example.org"),
+				route(tenantgateway.KindHTTPRoute, "default", "kubernetes-api", "other.example.org"),
 			},
 			want: []string{
 				"HTTPRoute default/kubernetes-api: accepted",
@@ -153,10 +154,10 @@ func TestResolveConflicts(t *testing.T) {
 		},
 		{
 			name: "a route listed twice is one route with both hostname lists",
-			routes: []RouteRef{
-				route(KindHTTPRoute, "tenant-b", "r", "one.example.org"),
-				route(KindHTTPRoute, "tenant-b", "r", "two.example.org"),
-				route(KindHTTPRoute, "tenant-a", "r", "two.example.org"),
+			routes: []tenantgateway.RouteRef{
+				route(tenantgateway.KindHTTPRoute, "tenant-b", "r", "one.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-b", "r", "two.example.org"),
+				route(tenantgateway.KindHTTPRoute, "tenant-a", "r", "two.example.org"),
 			},
 			want: []string{
 				"HTTPRoute tenant-a/r: accepted",
@@ -165,7 +166,7 @@ func TestResolveConflicts(t *testing.T) {
 		},
 		{
 			name:   "a route without hostnames is accepted",
-			routes: []RouteRef{route(KindHTTPRoute, "tenant-a", "r")},
+			routes: []tenantgateway.RouteRef{route(tenantgateway.KindHTTPRoute, "tenant-a", "r")},
 			want:   []string{"HTTPRoute tenant-a/r: accepted"},
 		},
 		{
@@ -185,11 +186,11 @@ func TestResolveConflicts(t *testing.T) {
 // The case from DESIGN.md: a joined "namespace/name" comparison picks the
 // other route.
 func TestJoinedComparisonWouldMisorder(t *testing.T) {
-	a, ab := RouteKey{KindHTTPRoute, "a", "x"}, RouteKey{KindHTTPRoute, "a-b", "y"}
+	a, ab := tenantgateway.RouteKey{Kind: tenantgateway.KindHTTPRoute, Namespace: "a", Name: "x"}, tenantgateway.RouteKey{Kind: tenantgateway.KindHTTPRoute, Namespace: "a-b", Name: "y"}
 	if joined := ab.Namespace+"/"+ab.Name < a.Namespace+"/"+a.Name; !joined {
 		t.Fatal("premise: the joined strings should rank a-b/y first")
 	}
-	v := ResolveConflicts([]RouteRef{
+	v := ResolveConflicts([]tenantgateway.RouteRef{
 		{Key: ab, Hostnames: []string{"app.example.org"}},
 		{Key: a, Hostnames: []string{"app.example.org"}},
 	})
@@ -199,18 +200,18 @@ func TestJoinedComparisonWouldMisorder(t *testing.T) {
 }
 
 func TestVerdictMessages(t *testing.T) {
-	v := ResolveConflicts([]RouteRef{
-		route(KindHTTPRoute, "tenant-b", "web", "b.example.org", "a.example.org"),
-		route(KindHTTPRoute, "cozy-harbor", "harbor", "a.example.org"),
-		route(KindTLSRoute, "tenant-a", "db", "b.example.org"),
+	v := ResolveConflicts([]tenantgateway.RouteRef{
+		route(tenantgateway.KindHTTPRoute, "tenant-b", "web", "b.example.org", "a.example.org"),
+		route(tenantgateway.KindHTTPRoute, "cozy-harbor", "harbor", "a.example.org"),
+		route(tenantgateway.KindTLSRoute, "tenant-a", "db", "b.example.org"),
 	})
-	loser := v[RouteKey{KindHTTPRoute, "tenant-b", "web"}]
+	loser := v[tenantgateway.RouteKey{Kind: tenantgateway.KindHTTPRoute, Namespace: "tenant-b", Name: "web"}]
 	wantMsg := "hostname conflict: a.example.org is served by HTTPRoute cozy-harbor/harbor; b.example.org is served by TLSRoute tenant-a/db." +
 		" Routes in cozy-* namespaces take precedence, then the smallest namespace, then the smallest name: use another hostname"
 	if loser.Accepted || loser.Reason != gatewayv1alpha1.ReasonHostnameConflict || loser.Message != wantMsg {
 		t.Fatalf("loser verdict %+v\nwant message %q", loser, wantMsg)
 	}
-	winner := v[RouteKey{KindHTTPRoute, "cozy-harbor", "harbor"}]
+	winner := v[tenantgateway.RouteKey{Kind: tenantgateway.KindHTTPRoute, Namespace: "cozy-harbor", Name: "harbor"}]
 	if !winner.Accepted || winner.Reason != "Accepted" || winner.Message == "" || winner.Conflicts != nil {
 		t.Fatalf("winner verdict %+v", winner)
 	}
@@ -218,13 +219,13 @@ func TestVerdictMessages(t *testing.T) {
 
 // The verdicts do not depend on the order of the routes.
 func TestResolveConflictsIsDeterministic(t *testing.T) {
-	routes := []RouteRef{
-		route(KindHTTPRoute, "tenant-b", "r1", "x.example.org", "y.example.org"),
-		route(KindHTTPRoute, "tenant-a", "r2", "y.example.org"),
-		route(KindTLSRoute, "cozy-z", "r3", "x.example.org"),
-		route(KindHTTPRoute, "tenant-a", "r0", "x.example.org"),
-		route(KindHTTPRoute, "a", "x", "z.example.org"),
-		route(KindHTTPRoute, "a-b", "y", "z.example.org"),
+	routes := []tenantgateway.RouteRef{
+		route(tenantgateway.KindHTTPRoute, "tenant-b", "r1", "x.example.org", "y.example.org"),
+		route(tenantgateway.KindHTTPRoute, "tenant-a", "r2", "y.example.org"),
+		route(tenantgateway.KindTLSRoute, "cozy-z", "r3", "x.example.org"),
+		route(tenantgateway.KindHTTPRoute, "tenant-a", "r0", "x.example.org"),
+		route(tenantgateway.KindHTTPRoute, "a", "x", "z.example.org"),
+		route(tenantgateway.KindHTTPRoute, "a-b", "y", "z.example.org"),
 	}
 	want := ResolveConflicts(routes)
 	for i := range routes {
