@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,9 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 	"github.com/cozyplane/cozyplane/pkg/testenv"
@@ -64,10 +68,7 @@ func TestKilledMidWayConverges(t *testing.T) {
 		for j := range hosts {
 			hostnames = append(hostnames, fmt.Sprintf("app-%d.%s", j, tgw.Spec.Apex))
 		}
-		listeners, _, err := tenantgateway.DesiredListeners(tenantgateway.NewListenersInput(tgw, hostnames, nil))
-		check(t, err)
-		check(t, c.Create(ctx, tenantgateway.DesiredGateway(tenantgateway.GatewayInput{
-			TenantGateway: tgw.Name, Namespace: ns, GatewayClassName: "cilium", Listeners: listeners, ManagedBy: "someone-else"})))
+		check(t, c.Create(ctx, http01Gateway(tgw, hostnames)))
 	}
 	count := func(list client.ObjectList) int {
 		check(t, c.List(ctx, list))
@@ -135,6 +136,27 @@ func TestKilledMidWayConverges(t *testing.T) {
 	}
 
 	second.AssertIdle(t, 25*time.Second)
+}
+
+// http01Gateway is the Gateway of tgw (certMode http01) as gateway-listeners
+// writes it for routes with hostnames attached, written out: the port-80
+// listener and one HTTPS listener per hostname serving the Secret of its own
+// Certificate, labelled as someone else's.
+func http01Gateway(tgw *gatewayv1alpha1.TenantGateway, hostnames []string) *gatewayv1.Gateway {
+	listeners := []gatewayv1.Listener{{Name: names.ListenerHTTP, Port: 80, Protocol: gatewayv1.HTTPProtocolType}}
+	for _, h := range hostnames {
+		listeners = append(listeners, gatewayv1.Listener{
+			Name: gatewayv1.SectionName(names.PerHostListener(h)), Hostname: ptr.To(gatewayv1.Hostname(h)), Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
+			TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModeTerminate), CertificateRefs: []gatewayv1.SecretObjectReference{{
+				Group: ptr.To(gatewayv1.Group("")), Kind: ptr.To(gatewayv1.Kind("Secret")), Name: gatewayv1.ObjectName(names.PerListenerCertificate(tgw.Name, h))}}},
+		})
+	}
+	slices.SortFunc(listeners, func(a, b gatewayv1.Listener) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	return &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: names.Gateway(tgw.Name), Namespace: tgw.Namespace,
+			Labels: tenantgateway.ObjectLabels(tgw.Name, "someone-else")},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "cilium", Listeners: listeners},
+	}
 }
 
 func check(t *testing.T, err error) {

@@ -30,42 +30,79 @@ func certLines(certs []cmv1.Certificate) []string {
 	return out
 }
 
-func listenersFor(t *testing.T, mutate func(*ListenersInput)) []gatewayv1.Listener {
-	t.Helper()
-	in := baseInput(gatewayv1alpha1.CertModeHTTP01)
-	mutate(&in)
-	l, _, err := DesiredListeners(in)
-	if err != nil {
-		t.Fatal(err)
+// The listeners below are those gateway-listeners writes on the Gateway of
+// the TenantGateway cozystack in tenant-root (apex example.org, the
+// passthrough service api), written out: the port-80 listener, the HTTPS
+// listeners of the certMode with the Secrets they serve, and a passthrough
+// listener. allowedRoutes are left out: no Certificate depends on them.
+
+// plainListener is the port-80 listener.
+func plainListener() gatewayv1.Listener {
+	return gatewayv1.Listener{Name: names.ListenerHTTP, Port: 80, Protocol: gatewayv1.HTTPProtocolType}
+}
+
+// terminatingListener serves hostname over HTTPS with the Secret secret of
+// tenant-root.
+func terminatingListener(name, hostname, secret string) gatewayv1.Listener {
+	return gatewayv1.Listener{
+		Name: gatewayv1.SectionName(name), Hostname: ptr.To(gatewayv1.Hostname(hostname)), Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
+		TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModeTerminate), CertificateRefs: []gatewayv1.SecretObjectReference{{
+			Group: ptr.To(gatewayv1.Group("")), Kind: ptr.To(gatewayv1.Kind("Secret")), Name: gatewayv1.ObjectName(secret)}}},
 	}
+}
+
+// passingListener passes TLS for api.example.org through.
+func passingListener() gatewayv1.Listener {
+	return gatewayv1.Listener{
+		Name: gatewayv1.SectionName(names.PassthroughListener("api")), Hostname: ptr.To(gatewayv1.Hostname(names.PassthroughHostname("api", "example.org"))),
+		Port: 443, Protocol: gatewayv1.TLSProtocolType, TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)},
+	}
+}
+
+// http01Listeners: one HTTPS listener per hostname, each serving the Secret
+// of its own Certificate.
+func http01Listeners(hostnames ...string) []gatewayv1.Listener {
+	l := []gatewayv1.Listener{plainListener(), passingListener()}
+	for _, h := range hostnames {
+		l = append(l, terminatingListener(names.PerHostListener(h), h, names.PerListenerCertificate("cozystack", h)))
+	}
+	return sortedListeners(l)
+}
+
+// sharedSecretListeners: *.example.org, example.org and *.<child> for each child
+// apex, all serving secret (dns01 and existingSecret).
+func sharedSecretListeners(secret string, childApexes ...string) []gatewayv1.Listener {
+	l := []gatewayv1.Listener{plainListener(), passingListener(),
+		terminatingListener(names.ListenerHTTPS, "*.example.org", secret), terminatingListener(names.ListenerHTTPSApex, "example.org", secret)}
+	for _, c := range childApexes {
+		l = append(l, terminatingListener(names.ChildListener(c), "*."+c, secret))
+	}
+	return sortedListeners(l)
+}
+
+func sortedListeners(l []gatewayv1.Listener) []gatewayv1.Listener {
+	slices.SortFunc(l, func(a, b gatewayv1.Listener) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	return l
 }
 
 func TestDesiredCertificates(t *testing.T) {
-	http01 := listenersFor(t, func(in *ListenersInput) {
-		in.RouteHostnames = []string{"harbor.example.org", "dashboard.example.org", "*.example.org"}
-	})
-	dns01 := listenersFor(t, func(in *ListenersInput) {
-		in.CertMode = gatewayv1alpha1.CertModeDNS01
-		in.ChildApexes = []string{"bob.alice.example.org", "alice.example.org"}
-	})
-	existing := listenersFor(t, func(in *ListenersInput) {
-		in.CertMode = gatewayv1alpha1.CertModeExistingSecret
-		in.WildcardSecretName = "cozystack-gateway-tls" // the user's, despite the name
-	})
+	// The wildcard route hostname gets no listener with http01.
+	http01 := http01Listeners("dashboard.example.org", "harbor.example.org")
+	dns01 := sharedSecretListeners("cozystack-gateway-tls", "alice.example.org", "bob.alice.example.org")
+	existing := sharedSecretListeners("cozystack-gateway-tls") // the user's, despite the name
 	foreign := []gatewayv1.Listener{
-		httpsListener("https-other", "other.example.org", "someone-elses-secret", "tenant-root", RouteKindsShared443),
+		terminatingListener("https-other", "other.example.org", "someone-elses-secret"),
 		// Our naming, but for another hostname than the listener's.
-		httpsListener("https-x", "x.example.org", names.PerListenerCertificate("cozystack", "y.example.org"), "tenant-root", RouteKindsShared443),
+		terminatingListener("https-x", "x.example.org", names.PerListenerCertificate("cozystack", "y.example.org")),
 		// Our name, but a Secret in another namespace.
 		func() gatewayv1.Listener {
-			l := httpsListener("https-ns", "ns.example.org", names.PerListenerCertificate("cozystack", "ns.example.org"), "tenant-root", RouteKindsShared443)
+			l := terminatingListener("https-ns", "ns.example.org", names.PerListenerCertificate("cozystack", "ns.example.org"))
 			l.TLS.CertificateRefs[0].Namespace = ptr.To(gatewayv1.Namespace("elsewhere"))
 			return l
 		}(),
 		// Passthrough and HTTP listeners never need certificates.
-		passthroughListener("tenant-root", "api", "example.org", RouteKindsShared443),
-		httpListener("tenant-root", ""),
+		passingListener(),
+		plainListener(),
 	}
 	tests := []struct {
 		name      string
@@ -133,7 +170,7 @@ func TestDesiredCertificateObjects(t *testing.T) {
 
 	certs := DesiredCertificates(CertificatesInput{
 		TenantGateway: "cozystack", Namespace: "tenant-root", CertMode: gatewayv1alpha1.CertModeHTTP01, ManagedBy: "gateway-certs",
-		Listeners: listenersFor(t, func(in *ListenersInput) { in.RouteHostnames = []string{"Harbor.Example.org"} }),
+		Listeners: http01Listeners("harbor.example.org"),
 	})
 	want := []cmv1.Certificate{{
 		TypeMeta: typeMeta,
@@ -148,7 +185,7 @@ func TestDesiredCertificateObjects(t *testing.T) {
 
 	certs = DesiredCertificates(CertificatesInput{
 		TenantGateway: "cozystack", Namespace: "tenant-root", CertMode: gatewayv1alpha1.CertModeDNS01, ManagedBy: "gateway-certs",
-		Listeners: listenersFor(t, func(in *ListenersInput) { in.CertMode = gatewayv1alpha1.CertModeDNS01 }),
+		Listeners: sharedSecretListeners("cozystack-gateway-tls"),
 	})
 	want = []cmv1.Certificate{{
 		TypeMeta: typeMeta,
@@ -187,7 +224,7 @@ func TestDesiredCertificatesFollowListeners(t *testing.T) {
 		}
 		certs := DesiredCertificates(CertificatesInput{
 			TenantGateway: "cozystack", Namespace: "tenant-root", CertMode: gatewayv1alpha1.CertModeHTTP01,
-			Listeners: listenersFor(t, func(in *ListenersInput) { in.RouteHostnames = hosts }),
+			Listeners: http01Listeners(hosts...),
 		})
 		if len(certs) != n {
 			t.Fatalf("%d hostnames: %d certificates", n, len(certs))

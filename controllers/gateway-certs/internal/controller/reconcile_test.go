@@ -13,8 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
@@ -60,11 +62,43 @@ func fixture(t *testing.T, ns string, spec gatewayv1alpha1.TenantGatewaySpec, ho
 	check(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	tgw := &gatewayv1alpha1.TenantGateway{ObjectMeta: metav1.ObjectMeta{Name: "cozystack", Namespace: ns}, Spec: spec}
 	check(t, k8s.Create(ctx, tgw))
-	listeners, _, err := tenantgateway.DesiredListeners(tenantgateway.NewListenersInput(tgw, hostnames, nil))
-	check(t, err)
-	check(t, k8s.Create(ctx, tenantgateway.DesiredGateway(tenantgateway.GatewayInput{
-		TenantGateway: tgw.Name, Namespace: ns, GatewayClassName: "test", Listeners: listeners, ManagedBy: "cozystack-gateway-listeners"})))
+	check(t, k8s.Create(ctx, gatewayOf(tgw, hostnames...)))
 	return tgw
+}
+
+// gatewayOf is the Gateway gateway-listeners writes for tgw with routes for
+// hostnames attached, written out: the port-80 listener, and the HTTPS
+// listeners of its certMode with the Secrets they serve (http01: one per
+// hostname, its own; dns01 and existingSecret: *.<apex> and <apex>, the
+// wildcard one). allowedRoutes are left to the API server's defaults: no
+// Certificate depends on them.
+func gatewayOf(tgw *gatewayv1alpha1.TenantGateway, hostnames ...string) *gatewayv1.Gateway {
+	https := func(name, hostname, secret string) gatewayv1.Listener {
+		return gatewayv1.Listener{
+			Name: gatewayv1.SectionName(name), Hostname: ptr.To(gatewayv1.Hostname(hostname)), Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
+			TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModeTerminate), CertificateRefs: []gatewayv1.SecretObjectReference{{
+				Group: ptr.To(gatewayv1.Group("")), Kind: ptr.To(gatewayv1.Kind("Secret")), Name: gatewayv1.ObjectName(secret)}}},
+		}
+	}
+	listeners := []gatewayv1.Listener{{Name: names.ListenerHTTP, Port: 80, Protocol: gatewayv1.HTTPProtocolType}}
+	switch apex := tgw.Spec.Apex; tgw.Spec.EffectiveCertMode() {
+	case gatewayv1alpha1.CertModeHTTP01:
+		for _, h := range hostnames {
+			listeners = append(listeners, https(names.PerHostListener(h), h, names.PerListenerCertificate(tgw.Name, h)))
+		}
+	default:
+		secret := names.WildcardCertificate(tgw.Name)
+		if tgw.Spec.WildcardSecretRef != nil {
+			secret = tgw.Spec.WildcardSecretRef.Name
+		}
+		listeners = append(listeners, https(names.ListenerHTTPS, "*."+apex, secret), https(names.ListenerHTTPSApex, apex, secret))
+	}
+	slices.SortFunc(listeners, func(a, b gatewayv1.Listener) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	return &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: names.Gateway(tgw.Name), Namespace: tgw.Namespace,
+			Labels: tenantgateway.ObjectLabels(tgw.Name, "cozystack-gateway-listeners")},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "test", Listeners: listeners},
+	}
 }
 
 // condition is the TenantGateway's CertificatesReady as stored.
