@@ -14,8 +14,8 @@ import (
 // message, and return no error (no retry: a change to the spec, a route or a
 // namespace brings the next reconcile). Any other
 // error is an API error: the condition says ReconcileError and the reconcile
-// is retried. Summarize turns the reasons in gatewayv1alpha1.StalledReasons
-// into Stalled=True for kstatus.
+// is retried. gateway-listeners' summary turns the reasons in
+// gatewayv1alpha1.StalledReasons into Stalled=True for kstatus.
 
 // MaxListeners is the most listeners Gateway API allows on one Gateway.
 const MaxListeners = 64

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/controllers/gateway-listeners/internal/gateway"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/readymetric"
@@ -134,7 +135,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 		}
 		return r.failed(tgw, l.gw, l.rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
 	}
-	statuses, ready := tenantgateway.ListenersStatus(l.listeners, l.gw)
+	statuses, ready := gateway.ListenersStatus(l.listeners, l.gw)
 	if l.applied != ssa.Unchanged {
 		// The status read describes the Gateway before this write; the
 		// write's event brings the reconcile that reports on the new one.
@@ -277,14 +278,14 @@ func (r *Reconciler) failed(tgw *gatewayv1alpha1.TenantGateway, gw *gatewayv1.Ga
 	if gw != nil && gatewayctl.ControlledBy(gw, tgw) {
 		current = gw.Spec.Listeners
 	}
-	statuses, _ := tenantgateway.ListenersStatus(current, gw)
+	statuses, _ := gateway.ListenersStatus(current, gw)
 	return r.status(tgw, statuses, gatewayctl.Condition(gatewayv1alpha1.ConditionListenersReady, metav1.ConditionFalse, reason, message), rejected)
 }
 
 // status assembles what this controller owns of the TenantGateway status;
 // Ready summarises it with the other controllers' conditions.
 func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gatewayv1alpha1.TenantGatewayListenerStatus, ready metav1.Condition, rejected []tenantgateway.RejectedHostname) gatewayctl.Status {
-	own := []metav1.Condition{ready, tenantgateway.HostnamesRejectedCondition(rejected)}
+	own := []metav1.Condition{ready, gateway.HostnamesRejectedCondition(rejected)}
 	all := slices.Clone(tgw.Status.Conditions)
 	for _, c := range own {
 		c.ObservedGeneration = tgw.Generation
@@ -292,7 +293,7 @@ func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gate
 		all = append(all, c)
 	}
 	return gatewayctl.Status{
-		Conditions:         append(tenantgateway.Summarize(all, tgw.Generation), own...),
+		Conditions:         append(gateway.Summarize(all, tgw.Generation), own...),
 		Listeners:          listeners,
 		OwnsListeners:      true,
 		ObservedGeneration: true,
