@@ -18,10 +18,10 @@ import (
 
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/controllers/gateway-certs/internal/certs"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
-	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 var (
@@ -69,10 +69,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
-// certs is what the phases of one reconcile learn and pass on.
-type certs struct {
+// gathered is what the phases of one reconcile learn and pass on.
+type gathered struct {
 	tgw   *gatewayv1alpha1.TenantGateway
-	state tenantgateway.CertificatesState
+	state certs.CertificatesState
 	gw    gatewayv1.Gateway
 	// wanted are the Certificate names the listeners reference.
 	wanted map[string]bool
@@ -80,8 +80,8 @@ type certs struct {
 
 // phases are the steps of a reconcile, in order; the first error ends it
 // (reconcile turns it into the condition).
-func (r *Reconciler) phases() []phase.Phase[*certs] {
-	return []phase.Phase[*certs]{
+func (r *Reconciler) phases() []phase.Phase[*gathered] {
+	return []phase.Phase[*gathered]{
 		{Name: "issuer", Run: r.issuer},             // the Issuer, or none
 		{Name: "certificates", Run: r.certificates}, // one per HTTPS listener's Secret
 		{Name: "stale", Run: r.stale},               // those no listener references
@@ -93,7 +93,7 @@ func (r *Reconciler) phases() []phase.Phase[*certs] {
 // gathered, or from the error that ended them (a stalled state is not
 // retried; anything else is, with ReconcileError).
 func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (metav1.Condition, ctrl.Result, error) {
-	c := &certs{tgw: tgw, state: tenantgateway.CertificatesState{
+	c := &gathered{tgw: tgw, state: certs.CertificatesState{
 		Mode: tgw.Spec.EffectiveCertMode(), Gateway: tgw.Namespace + "/" + names.Gateway(tgw.Name)}}
 	err := phase.Run(ctx, c, r.phases()...)
 	if s, ok := reconcileerr.AsStalled(err); ok {
@@ -104,15 +104,15 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 		return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse,
 			gatewayv1alpha1.ReasonReconcileError, err.Error()), ctrl.Result{}, err
 	}
-	return tenantgateway.CertificatesReadyCondition(c.state), ctrl.Result{}, nil
+	return certs.CertificatesReadyCondition(c.state), ctrl.Result{}, nil
 }
 
 // issuer applies the Issuer the certificate mode asks for, or deletes the
 // one the TenantGateway controls when it asks for none; one it does not
 // control is refused.
-func (r *Reconciler) issuer(ctx context.Context, c *certs) error {
+func (r *Reconciler) issuer(ctx context.Context, c *gathered) error {
 	tgw := c.tgw
-	issuer, err := tenantgateway.DesiredIssuer(tenantgateway.IssuerInput{
+	issuer, err := certs.DesiredIssuer(certs.IssuerInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Spec: tgw.Spec, ManagedBy: r.Name})
 	if err != nil {
 		return err
@@ -141,14 +141,14 @@ func (r *Reconciler) issuer(ctx context.Context, c *certs) error {
 
 // certificates applies the Certificates the Gateway's HTTPS listeners
 // reference; one it does not control is refused.
-func (r *Reconciler) certificates(ctx context.Context, c *certs) error {
+func (r *Reconciler) certificates(ctx context.Context, c *gathered) error {
 	tgw := c.tgw
 	var err error
 	c.state.GatewayFound, err = r.Get(ctx, tgw.Namespace, names.Gateway(tgw.Name), &c.gw)
 	if err != nil {
 		return err
 	}
-	desired := tenantgateway.DesiredCertificates(tenantgateway.CertificatesInput{
+	desired := certs.DesiredCertificates(certs.CertificatesInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, CertMode: c.state.Mode, Listeners: c.gw.Spec.Listeners, ManagedBy: r.Name})
 	c.wanted = map[string]bool{}
 	for i := range desired {
@@ -162,7 +162,7 @@ func (r *Reconciler) certificates(ctx context.Context, c *certs) error {
 
 // certificate applies one Certificate, or refuses one at its name that the
 // TenantGateway does not control.
-func (r *Reconciler) certificate(ctx context.Context, c *certs, want *cmv1.Certificate) error {
+func (r *Reconciler) certificate(ctx context.Context, c *gathered, want *cmv1.Certificate) error {
 	var live cmv1.Certificate
 	found, err := r.Get(ctx, c.tgw.Namespace, want.Name, &live)
 	if err != nil {
@@ -182,14 +182,14 @@ func (r *Reconciler) certificate(ctx context.Context, c *certs, want *cmv1.Certi
 // existingSecret reads the existingSecret signal: the Gateway implementation
 // reads the Secret and reports on the listeners; this controller has no
 // right to read Secrets.
-func (r *Reconciler) existingSecret(_ context.Context, c *certs) error {
+func (r *Reconciler) existingSecret(_ context.Context, c *gathered) error {
 	ref := c.tgw.Spec.WildcardSecretRef
 	if c.state.Mode != gatewayv1alpha1.CertModeExistingSecret || ref == nil {
 		return nil
 	}
 	c.state.SecretName = ref.Name
 	if c.state.GatewayFound {
-		c.state.Secret = tenantgateway.SecretResolution(&c.gw, c.state.SecretName)
+		c.state.Secret = certs.SecretResolution(&c.gw, c.state.SecretName)
 	}
 	return nil
 }
@@ -200,26 +200,26 @@ func (r *Reconciler) existingSecret(_ context.Context, c *certs) error {
 // cozystack.io/tenantgateway, or for the wildcard one only
 // cozystack.io/managed-by) are as much its own. Certificates it does not
 // control are never deleted, whatever their labels say.
-func (r *Reconciler) stale(ctx context.Context, c *certs) error {
+func (r *Reconciler) stale(ctx context.Context, c *gathered) error {
 	tgw, wanted := c.tgw, c.wanted
-	var certs cmv1.CertificateList
-	if err := r.Client.List(ctx, &certs, client.InNamespace(tgw.Namespace)); err != nil {
+	var list cmv1.CertificateList
+	if err := r.Client.List(ctx, &list, client.InNamespace(tgw.Namespace)); err != nil {
 		return fmt.Errorf("listing Certificates: %w", err)
 	}
-	for i := range certs.Items {
-		c := &certs.Items[i]
-		if wanted[c.Name] || !gatewayctl.ControlledBy(c, tgw) {
+	for i := range list.Items {
+		cert := &list.Items[i]
+		if wanted[cert.Name] || !gatewayctl.ControlledBy(cert, tgw) {
 			continue
 		}
-		if err := r.Delete(ctx, tgw, c, "Certificate", "no HTTPS listener of the Gateway references it any more"); err != nil {
+		if err := r.Delete(ctx, tgw, cert, "Certificate", "no HTTPS listener of the Gateway references it any more"); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func readyState(name string, conds []cmv1.IssuerCondition, found bool) tenantgateway.ReadyState {
-	s := tenantgateway.ReadyState{Name: name}
+func readyState(name string, conds []cmv1.IssuerCondition, found bool) certs.ReadyState {
+	s := certs.ReadyState{Name: name}
 	if !found {
 		return s
 	}
@@ -233,8 +233,8 @@ func readyState(name string, conds []cmv1.IssuerCondition, found bool) tenantgat
 
 // certReady reads a Certificate's Ready condition; one issued for an older
 // generation (its dnsNames changed since) is not ready yet.
-func certReady(name string, c *cmv1.Certificate, found bool) tenantgateway.ReadyState {
-	s := tenantgateway.ReadyState{Name: name}
+func certReady(name string, c *cmv1.Certificate, found bool) certs.ReadyState {
+	s := certs.ReadyState{Name: name}
 	if !found {
 		return s
 	}

@@ -1,7 +1,6 @@
-package tenantgateway
+package certs
 
 import (
-	"github.com/cozyplane/cozyplane/api/gateway/names"
 	"maps"
 	"slices"
 	"strings"
@@ -11,7 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // CertificatesInput: the TenantGateway's name, namespace and certMode, and
@@ -54,7 +55,7 @@ func DesiredCertificates(in CertificatesInput) []cmv1.Certificate {
 		if !terminatesTLS(l) || l.Hostname == nil {
 			continue
 		}
-		host := NormalizeHostname(string(*l.Hostname))
+		host := tenantgateway.NormalizeHostname(string(*l.Hostname))
 		for _, ref := range l.TLS.CertificateRefs {
 			if !localSecret(ref, in.Namespace) {
 				continue
@@ -74,7 +75,7 @@ func DesiredCertificates(in CertificatesInput) []cmv1.Certificate {
 
 	certs := make([]cmv1.Certificate, 0, len(dnsNames))
 	for _, name := range slices.Sorted(maps.Keys(dnsNames)) {
-		labels := ObjectLabels(in.TenantGateway, in.ManagedBy)
+		labels := tenantgateway.ObjectLabels(in.TenantGateway, in.ManagedBy)
 		if name != wildcard {
 			labels[gatewayv1alpha1.LabelPerListenerCert] = "true"
 		}

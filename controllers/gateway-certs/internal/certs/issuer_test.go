@@ -1,4 +1,4 @@
-package tenantgateway
+package certs
 
 import (
 	"encoding/json"
@@ -15,6 +15,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 func TestACMEServer(t *testing.T) {
@@ -34,7 +36,7 @@ func TestACMEServer(t *testing.T) {
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("ACMEServer(%q) = %q, %v", tt.name, got, err)
 		}
-		var unknown *UnknownIssuerError
+		var unknown *tenantgateway.UnknownIssuerError
 		if tt.wantErr && (!errors.As(err, &unknown) || unknown.Name != string(tt.name)) {
 			t.Errorf("ACMEServer(%q): err %v is not an UnknownIssuerError naming it", tt.name, err)
 		}
@@ -219,10 +221,10 @@ func TestDesiredIssuerErrors(t *testing.T) {
 			if err == nil || issuer != nil {
 				t.Fatalf("got %v, %v; want an error and no Issuer", issuer, err)
 			}
-			if reason, ok := reasonOf(err); !ok || reason != tt.wantReason {
-				t.Fatalf("reason %q, want %q (%v)", reason, tt.wantReason, err)
+			if s, ok := reconcileerr.AsStalled(err); !ok || s.Reason != tt.wantReason {
+				t.Fatalf("stalled %v, want reason %q (%v)", s, tt.wantReason, err)
 			}
-			var specErr *SpecError
+			var specErr *tenantgateway.SpecError
 			if tt.wantField != "" && (!errors.As(err, &specErr) || specErr.Field != tt.wantField) {
 				t.Fatalf("err %v, want a SpecError on %s", err, tt.wantField)
 			}

@@ -1,4 +1,4 @@
-package tenantgateway
+package certs
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package tenantgateway
+package certs
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // ACME directories of the supported issuer names.
@@ -23,9 +24,9 @@ const (
 )
 
 // ACMEServer maps spec.issuerName to its ACME directory URL. An empty name is
-// the default, letsencrypt-prod; any other unknown name is an
-// *UnknownIssuerError. To support another ACME provider, add a constant and a
-// case here, and the name to the CRD enum.
+// the default, letsencrypt-prod; any other unknown name is a
+// *tenantgateway.UnknownIssuerError. To support another ACME provider, add a
+// constant and a case here, and the name to the CRD enum.
 func ACMEServer(issuerName gatewayv1alpha1.IssuerName) (string, error) {
 	switch issuerName {
 	case "", gatewayv1alpha1.IssuerNameLetsEncryptProd:
@@ -33,7 +34,7 @@ func ACMEServer(issuerName gatewayv1alpha1.IssuerName) (string, error) {
 	case gatewayv1alpha1.IssuerNameLetsEncryptStage:
 		return LetsEncryptStageServer, nil
 	}
-	return "", &UnknownIssuerError{Name: string(issuerName)}
+	return "", &tenantgateway.UnknownIssuerError{Name: string(issuerName)}
 }
 
 // IssuerInput: the TenantGateway's name, namespace and spec, and the
@@ -56,9 +57,10 @@ type IssuerInput struct {
 //
 // With certMode existingSecret no Issuer is wanted: it returns nil and no
 // error, and the caller removes the Issuer it owns, if any. An unknown
-// issuer name is an *UnknownIssuerError; certMode dns01 without spec.dns01,
-// without the selected provider's block or without a field cert-manager
-// cannot work without is a *SpecError. The caller adds the owner reference.
+// issuer name is a *tenantgateway.UnknownIssuerError; certMode dns01 without
+// spec.dns01, without the selected provider's block or without a field
+// cert-manager cannot work without is a *tenantgateway.SpecError. The caller
+// adds the owner reference.
 func DesiredIssuer(in IssuerInput) (*cmv1.Issuer, error) {
 	mode := in.Spec.EffectiveCertMode()
 	if mode == gatewayv1alpha1.CertModeExistingSecret {
@@ -79,14 +81,14 @@ func DesiredIssuer(in IssuerInput) (*cmv1.Issuer, error) {
 		}
 		solver = s
 	default:
-		return nil, &SpecError{Field: "certMode", Message: fmt.Sprintf("unknown certMode %q: use http01, dns01 or existingSecret", mode)}
+		return nil, &tenantgateway.SpecError{Field: "certMode", Message: fmt.Sprintf("unknown certMode %q: use http01, dns01 or existingSecret", mode)}
 	}
 	return &cmv1.Issuer{
 		TypeMeta: metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.IssuerKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      names.Issuer(in.TenantGateway),
 			Namespace: in.Namespace,
-			Labels:    ObjectLabels(in.TenantGateway, in.ManagedBy),
+			Labels:    tenantgateway.ObjectLabels(in.TenantGateway, in.ManagedBy),
 		},
 		Spec: cmv1.IssuerSpec{IssuerConfig: cmv1.IssuerConfig{ACME: &cmacmev1.ACMEIssuer{
 			Server:     server,
@@ -102,7 +104,7 @@ func DesiredIssuer(in IssuerInput) (*cmv1.Issuer, error) {
 func http01Solver(tgw, namespace string) cmacmev1.ACMEChallengeSolver {
 	return cmacmev1.ACMEChallengeSolver{HTTP01: &cmacmev1.ACMEChallengeSolverHTTP01{
 		GatewayHTTPRoute: &cmacmev1.ACMEChallengeSolverHTTP01GatewayHTTPRoute{
-			ParentRefs: []gatewayv1.ParentReference{gatewayParentRef(tgw, namespace)},
+			ParentRefs: []gatewayv1.ParentReference{tenantgateway.HTTPListenerRef(tgw, namespace)},
 		},
 	}}
 }
@@ -111,14 +113,14 @@ func http01Solver(tgw, namespace string) cmacmev1.ACMEChallengeSolver {
 // and key of every selector are passed on as the spec names them.
 func dns01Solver(d *gatewayv1alpha1.DNS01Config) (cmacmev1.ACMEChallengeSolver, error) {
 	if d == nil {
-		return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01", Message: "required with certMode dns01: the provider and its block"}
+		return cmacmev1.ACMEChallengeSolver{}, &tenantgateway.SpecError{Field: "dns01", Message: "required with certMode dns01: the provider and its block"}
 	}
 	provider := d.Provider
 	if provider == "" {
 		provider = gatewayv1alpha1.DefaultDNS01Provider
 	}
 	missing := func(block, what string) error {
-		return &SpecError{Field: "dns01." + block, Message: fmt.Sprintf("required with provider %s: %s", provider, what)}
+		return &tenantgateway.SpecError{Field: "dns01." + block, Message: fmt.Sprintf("required with provider %s: %s", provider, what)}
 	}
 	var p cmacmev1.ACMEChallengeSolverDNS01
 	switch provider {
@@ -134,7 +136,7 @@ func dns01Solver(d *gatewayv1alpha1.DNS01Config) (cmacmev1.ACMEChallengeSolver, 
 		case r == nil || r.Region == "":
 			return cmacmev1.ACMEChallengeSolver{}, missing("route53.region", "the AWS region of the hosted zone")
 		case r.AccessKeyID != "" && (r.SecretAccessKeySecretRef == nil || r.SecretAccessKeySecretRef.Name == ""):
-			return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.route53.secretAccessKeySecretRef",
+			return cmacmev1.ACMEChallengeSolver{}, &tenantgateway.SpecError{Field: "dns01.route53.secretAccessKeySecretRef",
 				Message: "required with accessKeyID: the Secret name and key of the secret access key (or leave accessKeyID empty to use ambient credentials)"}
 		}
 		p.Route53 = &cmacmev1.ACMEIssuerDNS01ProviderRoute53{Region: r.Region, AccessKeyID: r.AccessKeyID}
@@ -162,7 +164,7 @@ func dns01Solver(d *gatewayv1alpha1.DNS01Config) (cmacmev1.ACMEChallengeSolver, 
 			TSIGSecret:    selector(r.TSIGSecretSecretRef),
 		}
 	default:
-		return cmacmev1.ACMEChallengeSolver{}, &SpecError{Field: "dns01.provider", Message: fmt.Sprintf("unknown provider %q: use cloudflare, route53, digitalocean or rfc2136", provider)}
+		return cmacmev1.ACMEChallengeSolver{}, &tenantgateway.SpecError{Field: "dns01.provider", Message: fmt.Sprintf("unknown provider %q: use cloudflare, route53, digitalocean or rfc2136", provider)}
 	}
 	return cmacmev1.ACMEChallengeSolver{DNS01: &p}, nil
 }
