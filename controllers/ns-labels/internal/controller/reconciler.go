@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/controllers/ns-labels/internal/attach"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
-	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // indexAttached indexes TenantGateways by their attachedNamespaces entries.
@@ -58,7 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 // the handler maps the old object too, so dropped entries are covered.
 func (r *Reconciler) ownersOfTenantGateway(ctx context.Context, o client.Object) []reconcile.Request {
 	owners := map[string]bool{o.GetNamespace(): true}
-	if o.GetNamespace() == tenantgateway.RootTenantNamespace {
+	if o.GetNamespace() == attach.RootTenantNamespace {
 		for _, ns := range o.(*gatewayv1alpha1.TenantGateway).Spec.AttachedNamespaces {
 			r.addListers(ctx, owners, ns)
 		}
@@ -115,11 +115,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var wanted []string
 	live := tgws.Items[:0]
-	split := map[string]tenantgateway.Attachments{}
+	split := map[string]attach.Attachments{}
 	for _, t := range tgws.Items {
 		if t.DeletionTimestamp.IsZero() {
 			live = append(live, t)
-			a := tenantgateway.SplitAttachments(t.Namespace, t.Spec.AttachedNamespaces, rootAttached)
+			a := attach.SplitAttachments(t.Namespace, t.Spec.AttachedNamespaces, rootAttached)
 			split[t.Name] = a
 			wanted = append(wanted, a.Allowed...)
 		}
@@ -128,14 +128,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, &nsList); err != nil {
 		return ctrl.Result{}, err
 	}
-	states := make([]tenantgateway.NamespaceState, len(nsList.Items))
+	states := make([]attach.NamespaceState, len(nsList.Items))
 	byName := map[string]*corev1.Namespace{}
 	for i := range nsList.Items {
 		ns := &nsList.Items[i]
 		byName[ns.Name] = ns
-		states[i] = tenantgateway.NamespaceState{Name: ns.Name, Labels: ns.Labels, Annotations: ns.Annotations}
+		states[i] = attach.NamespaceState{Name: ns.Name, Labels: ns.Labels, Annotations: ns.Annotations}
 	}
-	plan := tenantgateway.PlanNamespaces(owner, wanted, states)
+	plan := attach.PlanNamespaces(owner, wanted, states)
 
 	var errs []error
 	for _, name := range plan.Attach {
@@ -157,7 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, errors.Join(errs...)
 	}
 	for _, t := range live {
-		st := gatewayctl.Status{Conditions: []metav1.Condition{tenantgateway.NamespacesAttachedCondition(split[t.Name], plan)}}
+		st := gatewayctl.Status{Conditions: []metav1.Condition{attach.NamespacesAttachedCondition(split[t.Name], plan)}}
 		if err := r.WriteStatus(ctx, &t, st); err != nil {
 			errs = append(errs, err)
 		}
@@ -167,10 +167,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // rootAttached is what the root tenant's TenantGateways list, which decides
 // whether a shared namespace listed outside the root tenant is published
-// through the root's Gateway (tenantgateway.SplitAttachments).
+// through the root's Gateway (attach.SplitAttachments).
 func (r *Reconciler) rootAttached(ctx context.Context) ([]string, error) {
 	var root gatewayv1alpha1.TenantGatewayList
-	if err := r.Client.List(ctx, &root, client.InNamespace(tenantgateway.RootTenantNamespace)); err != nil {
+	if err := r.Client.List(ctx, &root, client.InNamespace(attach.RootTenantNamespace)); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -186,10 +186,10 @@ func (r *Reconciler) rootAttached(ctx context.Context) ([]string, error) {
 // merge patch carrying the resourceVersion read (MergeFromWithOptimisticLock):
 // if anyone changed the namespace since, the API server refuses and nothing
 // is overwritten.
-func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGateway, ns *corev1.Namespace, owner string, attach, label bool) error {
+func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGateway, ns *corev1.Namespace, owner string, attaching, label bool) error {
 	changed := ns.DeepCopy()
 	set := func(m map[string]string, key string) map[string]string {
-		if !attach {
+		if !attaching {
 			delete(m, key)
 			return m
 		}
@@ -208,7 +208,7 @@ func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGat
 	}
 	outcome, reason := "detached", gatewayv1alpha1.EventNamespaceDetached
 	why := "no TenantGateway of " + owner + " lists it any more (or may attach it)"
-	if attach {
+	if attaching {
 		outcome, reason = "attached", gatewayv1alpha1.EventNamespaceAttached
 		why = "a TenantGateway of " + owner + " lists it (or owns it) and it carried no gateway label"
 	}
