@@ -62,9 +62,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !tgw.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	cond, result, err := r.reconcile(ctx, &tgw)
-	if werr := r.WriteStatus(ctx, &tgw, gatewayctl.Status{Conditions: []metav1.Condition{cond}}); werr != nil {
-		err = errors.Join(err, werr)
+	c, err := r.reconcile(ctx, &tgw)
+	werr := r.WriteStatus(ctx, &tgw, gatewayctl.Status{Conditions: []metav1.Condition{certificatesReady(c, err)}})
+	// No phase returns a Foreign error: nothing to look at again unasked.
+	result, err := reconcileerr.Result(err, 0)
+	if werr != nil {
+		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	return result, err
 }
@@ -89,22 +92,25 @@ func (r *Reconciler) phases() []phase.Phase[*gathered] {
 	}
 }
 
-// reconcile runs the phases and decides CertificatesReady: from what they
-// gathered, or from the error that ended them (a stalled state is not
-// retried; anything else is, with ReconcileError).
-func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (metav1.Condition, ctrl.Result, error) {
+// reconcile runs the phases; the error that ended them, if any, is the
+// outcome.
+func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (*gathered, error) {
 	c := &gathered{tgw: tgw, state: certs.CertificatesState{
 		Mode: tgw.Spec.EffectiveCertMode(), Gateway: tgw.Namespace + "/" + names.Gateway(tgw.Name)}}
-	err := phase.Run(ctx, c, r.phases()...)
-	if s, ok := reconcileerr.AsStalled(err); ok {
-		// The spec must change; retrying does not help.
-		return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, s.Reason, err.Error()), ctrl.Result{}, nil
-	}
+	return c, phase.Run(ctx, c, r.phases()...)
+}
+
+// certificatesReady is CertificatesReady: decided from what the phases
+// gathered, or, when one could not complete, False with the outcome's reason
+// (reconcileerr.Reason: a stalled state's own, which the spec must fix and is
+// not retried; ReconcileError for anything else, which is retried) and its
+// message.
+func certificatesReady(c *gathered, err error) metav1.Condition {
 	if err != nil {
 		return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse,
-			gatewayv1alpha1.ReasonReconcileError, err.Error()), ctrl.Result{}, err
+			reconcileerr.Reason(err, gatewayv1alpha1.ReasonReconcileError), err.Error())
 	}
-	return certs.CertificatesReadyCondition(c.state), ctrl.Result{}, nil
+	return certs.CertificatesReadyCondition(c.state)
 }
 
 // issuer applies the Issuer the certificate mode asks for, or deletes the

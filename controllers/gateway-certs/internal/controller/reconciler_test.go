@@ -1,11 +1,18 @@
 package controller
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/controllers/gateway-certs/internal/certs"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // TestCertReady: a Certificate's Ready counts only for its current
@@ -46,5 +53,40 @@ func TestReadyState(t *testing.T) {
 	}
 	if got := readyState("i", conds, false); got.Status != "" {
 		t.Errorf("readyState(not found) = %+v", got)
+	}
+}
+
+// TestCertificatesReadyOutcome: a phase that could not complete decides
+// CertificatesReady from the same outcome that decides the result: a
+// stalled state with its own reason and no retry, anything else as
+// ReconcileError, retried; with no error, what the phases gathered decides.
+func TestCertificatesReadyOutcome(t *testing.T) {
+	gathered := &gathered{state: certs.CertificatesState{Mode: gatewayv1alpha1.CertModeHTTP01, Gateway: "ns/cozystack"}}
+	tests := []struct {
+		name    string
+		err     error
+		status  metav1.ConditionStatus
+		reason  string
+		retried bool
+	}{
+		{"stalled: the spec must change", fmt.Errorf("issuer: %w", &tenantgateway.UnknownIssuerError{Name: "x"}),
+			metav1.ConditionFalse, gatewayv1alpha1.ReasonUnknownIssuer, false},
+		{"an API error is retried", errors.New("connection refused"), metav1.ConditionFalse, gatewayv1alpha1.ReasonReconcileError, true},
+		{"complete: what was gathered", nil, metav1.ConditionFalse, gatewayv1alpha1.ReasonGatewayNotFound, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := certificatesReady(gathered, tt.err)
+			if c.Type != gatewayv1alpha1.ConditionCertificatesReady || c.Status != tt.status || c.Reason != tt.reason {
+				t.Errorf("condition %s %s %s, want %s %s", c.Type, c.Status, c.Reason, tt.status, tt.reason)
+			}
+			if tt.err != nil && c.Message != tt.err.Error() {
+				t.Errorf("message %q, want the error's", c.Message)
+			}
+			res, err := reconcileerr.Result(tt.err, 0)
+			if retried := err != nil || res.RequeueAfter > 0; retried != tt.retried {
+				t.Errorf("result %+v, %v: retried %v, want %v", res, err, retried, tt.retried)
+			}
+		})
 	}
 }
