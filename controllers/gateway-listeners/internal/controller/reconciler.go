@@ -74,25 +74,34 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 
 // Reconcile brings the Gateway and the redirect route of one TenantGateway to
 // the desired state and reports. Deleting a TenantGateway needs nothing:
-// the garbage collector removes what it owns.
+// the garbage collector removes what it owns. The outcome (pkg/reconcileerr)
+// decides the result: a stalled state is not retried, anything else is.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// No outcome of this controller is Foreign: no recheck interval.
+	return reconcileerr.Result(r.reconcileOne(ctx, req), 0)
+}
+
+// reconcileOne reads the TenantGateway, runs the reconcile and writes the
+// status; it returns the outcome, joined with the status write's error.
+func (r *Reconciler) reconcileOne(ctx context.Context, req ctrl.Request) error {
 	var tgw gatewayv1alpha1.TenantGateway
 	if err := r.Client.Get(ctx, req.NamespacedName, &tgw); err != nil {
 		if apierrors.IsNotFound(err) {
 			readymetric.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return client.IgnoreNotFound(err)
 	}
 	if !tgw.DeletionTimestamp.IsZero() {
 		readymetric.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
-		return ctrl.Result{}, nil
+		return nil
 	}
 	st, err := r.reconcile(ctx, &tgw)
 	readymetric.Set(gatewayctl.TenantGatewayGVK.Kind, tgw.Namespace, tgw.Name, st.Conditions[0].Status)
 	if werr := r.WriteStatus(ctx, &tgw, st); werr != nil {
-		return ctrl.Result{}, errors.Join(err, werr)
+		// A status not written is retried, whatever the outcome.
+		return errors.Join(err, werr)
 	}
-	return ctrl.Result{}, err
+	return err
 }
 
 // listeners is what the phases of one reconcile learn and pass on.
@@ -123,17 +132,17 @@ func (r *Reconciler) phases() []phase.Phase[*listeners] {
 	}
 }
 
-// reconcile runs the phases and returns the status to write. An error is
-// returned only when retrying can help; problems the user must fix (a
-// stalled state: too many listeners, a spec that cannot work, an object
-// that is not ours) are in the status, and the Gateway stays as it is.
+// reconcile runs the phases and returns the status to write and the
+// outcome, which decides both the result (reconcileerr.Result) and
+// ListenersReady's reason (reconcileerr.Reason): a stalled state (too many
+// listeners, a spec that cannot work, an object that is not ours) reports
+// its reason and is not retried; any other error reports ReconcileError and
+// is retried. Either way the Gateway stays as it is.
 func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (gatewayctl.Status, error) {
 	l := &listeners{tgw: tgw}
 	if err := phase.Run(ctx, l, r.phases()...); err != nil {
-		if s, ok := reconcileerr.AsStalled(err); ok {
-			return r.failed(tgw, l.gw, l.rejected, s.Reason, err.Error()), nil
-		}
-		return r.failed(tgw, l.gw, l.rejected, gatewayv1alpha1.ReasonReconcileError, err.Error()), err
+		reason := reconcileerr.Reason(err, gatewayv1alpha1.ReasonReconcileError)
+		return r.failed(tgw, l.gw, l.rejected, reason, err.Error()), err
 	}
 	statuses, ready := gateway.ListenersStatus(l.listeners, l.gw)
 	if l.applied != ssa.Unchanged {

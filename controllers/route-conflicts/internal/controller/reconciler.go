@@ -26,6 +26,7 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/route-conflicts/internal/verdicts"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
@@ -98,19 +99,26 @@ func ourParents(o client.Object) []string {
 // Reconcile decides the verdicts for the routes of one Gateway (named after
 // the TenantGateway req) and brings every route's entry to its verdict; routes
 // that carry an entry but are no longer attached lose it, and when the
-// TenantGateway is gone, every entry for its Gateway goes.
+// TenantGateway is gone, every entry for its Gateway goes. Every error here
+// is an API error, retried (pkg/reconcileerr).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// No outcome of this controller is Foreign: no recheck interval.
+	return reconcileerr.Result(r.reconcile(ctx, req), 0)
+}
+
+// reconcile decides the verdicts (plan), then writes each route's entry.
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 	gwNS, gwName := req.Namespace, names.Gateway(req.Name)
 	byRoute := map[tenantgateway.RouteKey]verdicts.Verdict{}
 	var tgw gatewayv1alpha1.TenantGateway
 	err := r.Client.Get(ctx, req.NamespacedName, &tgw)
 	switch {
 	case client.IgnoreNotFound(err) != nil:
-		return ctrl.Result{}, err
+		return err
 	case err == nil && tgw.DeletionTimestamp.IsZero():
 		attached, err := gatewayctl.AttachedRoutes(ctx, r.Client, &tgw)
 		if err != nil {
-			return ctrl.Result{}, err
+			return err
 		}
 		refs := make([]tenantgateway.RouteRef, len(attached))
 		for i, rt := range attached {
@@ -124,13 +132,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	candidates, err := r.candidates(ctx, gwNS+"/"+gwName)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	var errs []error
 	for _, rt := range candidates {
 		errs = append(errs, r.writeVerdict(ctx, rt, gwNS, gwName, byRoute))
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // candidates are the routes whose spec or whose status (our entries) name
