@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
 // CreatedUpstream reports whether obj was written by upstream Cozystack's
@@ -49,8 +49,8 @@ func UpdateManagers(entries []metav1.ManagedFieldsEntry, self string) []string {
 
 // Adopt hands the fields of an object upstream Cozystack's controller created
 // over to fieldManager, before its first apply: the managers of
-// UpdateManagers are merged into fieldManager's apply entry, so that the
-// apply that follows alone decides the object's spec and our labels (fields
+// UpdateManagers are merged into fieldManager's apply entry
+// (ssa.TakeManagers), so that the apply that follows alone decides the object's spec and our labels (fields
 // it no longer sets are removed, foreign labels added with their own managers
 // stay). reader must not strip managed fields (the manager's cache does): pass
 // the API reader. Only metadata.managedFields changes, under a precondition
@@ -66,7 +66,7 @@ func Adopt(ctx context.Context, c client.Client, reader client.Reader, gvk schem
 	if len(managers) == 0 {
 		return false, nil
 	}
-	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(managers...), fieldManager)
+	patch, err := ssa.HandOverPatch(live, fieldManager, ssa.TakeManagers(managers...))
 	if err != nil || patch == nil {
 		return false, err
 	}

@@ -41,8 +41,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -203,7 +201,7 @@ func (a Applier) upgradeCreated(ctx context.Context, desired, live *unstructured
 	handing := func(err error) error {
 		return fmt.Errorf("handing %s's fields of %s %s to %s: %w", creator, desired.GetKind(), desired.GetName(), a.FieldManager, err)
 	}
-	patch, err := csaupgrade.UpgradeManagedFieldsPatch(fresh, sets.New(creator), a.FieldManager)
+	patch, err := HandOverPatch(fresh, a.FieldManager, TakeManagers(creator))
 	if err != nil {
 		return "", handing(err)
 	}
