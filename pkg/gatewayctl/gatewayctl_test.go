@@ -19,6 +19,7 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/statusapply"
 )
 
 func TestStampAndUpToDate(t *testing.T) {
@@ -33,7 +34,7 @@ func TestStampAndUpToDate(t *testing.T) {
 		Condition("A", "True", "Ready", "ok"),
 		Condition("B", "True", "Ready", "fine"),
 	}
-	got := Stamp(tgw.Status.Conditions, want, 4)
+	got := statusapply.Stamp(tgw.Status.Conditions, want, 4)
 	if !got[0].LastTransitionTime.Equal(&old) {
 		t.Errorf("A kept its status but its transition time changed")
 	}
@@ -58,7 +59,7 @@ func TestStampAndUpToDate(t *testing.T) {
 	if !StatusUpToDate(tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.TenantGatewayListenerStatus{}}) {
 		t.Errorf("no listeners either way, yet not up to date")
 	}
-	long := Stamp(nil, []metav1.Condition{Condition("C", "True", "R", string(make([]byte, conditions.MaxMessage+10)))}, 1)
+	long := statusapply.Stamp(nil, []metav1.Condition{Condition("C", "True", "R", string(make([]byte, conditions.MaxMessage+10)))}, 1)
 	if len(long[0].Message) != conditions.MaxMessage {
 		t.Errorf("message not cut to %d: %d", conditions.MaxMessage, len(long[0].Message))
 	}
@@ -171,27 +172,5 @@ func TestAttachedRoutes(t *testing.T) {
 	want := []string{"HTTPRoute tenant-alice/app", "HTTPRoute tenant-root/dashboard", "TLSRoute cozy-kubevirt/vm-exportproxy"}
 	if !slices.Equal(got, want) {
 		t.Errorf("AttachedRoutes = %v, want %v (not the redirect route, not a namespace without the label, not another Gateway)", got, want)
-	}
-}
-
-func TestFingerprintIgnoresTransitionTimesOnly(t *testing.T) {
-	cond := func(ltt time.Time) []metav1.Condition {
-		return []metav1.Condition{{Type: "NamespacesAttached", Status: metav1.ConditionTrue, Reason: "Ready",
-			Message: "2 namespaces", LastTransitionTime: metav1.NewTime(ltt)}}
-	}
-	st := Status{}
-	print := fingerprint(cond(time.Unix(1, 0)), st, 3)
-	for _, tc := range []struct {
-		name, print string
-		same        bool
-	}{
-		{"the same status at another transition time", fingerprint(cond(time.Unix(2, 0)), st, 3), true},
-		{"another status", fingerprint(cond(time.Unix(1, 0))[:0], st, 3), false},
-		{"another generation", fingerprint(cond(time.Unix(1, 0)), st, 4), false},
-		{"listeners owned", fingerprint(cond(time.Unix(1, 0)), Status{OwnsListeners: true}, 3), false},
-	} {
-		if got := tc.print == print; got != tc.same {
-			t.Errorf("%s: same fingerprint %v, want %v", tc.name, got, tc.same)
-		}
 	}
 }

@@ -1,0 +1,118 @@
+package statusapply
+
+import (
+	"context"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozyplane/cozyplane/pkg/testenv"
+)
+
+// TestWriter runs a Writer against a real API server: it writes only what
+// changed, tells each write's transitions, takes the status over from a
+// former writer of full updates, so that a condition it no longer applies
+// goes, and then writes nothing.
+func TestWriter(t *testing.T) {
+	preserve := true
+	schema := &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"spec": {Type: "object", XPreserveUnknownFields: &preserve},
+		"status": {Type: "object", XPreserveUnknownFields: &preserve, Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"conditions": {Type: "array", XListType: ptr.To("map"), XListMapKeys: []string{"type"},
+				Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", Required: []string{"type"}, XPreserveUnknownFields: &preserve,
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"type": {Type: "string"}}}}},
+		}},
+	}}
+	env, err := testenv.Start(testenv.NamespacedCRD("example.com", "v1",
+		apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"}, schema, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w := &unstructured.Unstructured{}
+	w.SetAPIVersion("example.com/v1")
+	w.SetKind("Widget")
+	w.SetNamespace("default")
+	w.SetName("w")
+	if err := c.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	get := func() *unstructured.Unstructured {
+		t.Helper()
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(w.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(w), u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	cond := func(typ string, status metav1.ConditionStatus, reason string) map[string]any {
+		return map[string]any{"type": typ, "status": string(status), "reason": reason, "message": "m",
+			"lastTransitionTime": "2026-01-01T00:00:00Z"}
+	}
+	// A former version wrote the whole status with an update.
+	old := get()
+	old.Object["status"] = map[string]any{"version": "1", "conditions": []any{
+		cond("Ready", metav1.ConditionFalse, "Failed"), cond("Stalled", metav1.ConditionTrue, "Failed")}}
+	if err := c.Status().Update(ctx, old, client.FieldOwner("former")); err != nil {
+		t.Fatal(err)
+	}
+
+	var told [][]metav1.Condition
+	sw := Writer{Client: c, FieldManager: "ctl", Changed: func(_ client.Object, have, _ []metav1.Condition) { told = append(told, have) }}
+	ready := []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Done", Message: "m",
+		LastTransitionTime: metav1.Now()}}
+	part := Part{Conditions: ready, AllConditions: true, Fields: map[string]any{"version": "2", "namespace": nil}}
+	write := func(u *unstructured.Unstructured) bool {
+		t.Helper()
+		wrote, err := sw.Write(ctx, u, Of(u), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wrote
+	}
+
+	if !write(get()) {
+		t.Fatal("first write: nothing written")
+	}
+	if len(told) != 1 || len(told[0]) != 2 {
+		t.Fatalf("told %v: want one write, told against the two conditions before it", told)
+	}
+	for _, e := range get().GetManagedFields() {
+		if e.Manager == "former" {
+			t.Errorf("the former writer still owns %s", e.FieldsV1.Raw)
+		}
+	}
+	// The cache has not caught up with the write yet: the same part over
+	// the version it replaced is not written again.
+	if write(old) {
+		t.Error("the same part over the version the write replaced: written again")
+	}
+	// Now alone, the apply removes the condition it no longer applies.
+	if !write(get()) {
+		t.Fatal("Stalled, handed over, is still there: want a write")
+	}
+	live := get()
+	if got := Conditions(Of(live)); len(got) != 1 || got[0].Type != "Ready" || got[0].Status != metav1.ConditionTrue {
+		t.Errorf("conditions %+v: want Ready=True alone", got)
+	}
+	if v, _, _ := unstructured.NestedString(live.Object, "status", "version"); v != "2" {
+		t.Errorf("version %q, want 2", v)
+	}
+	if write(live) {
+		t.Error("settled: written again")
+	}
+	if len(told) != 2 {
+		t.Errorf("told %d writes, want 2", len(told))
+	}
+}

@@ -1,0 +1,80 @@
+package statusapply
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestFingerprintIgnoresTransitionTimesOnly(t *testing.T) {
+	part := func(ltt time.Time) Part {
+		return Part{Conditions: []metav1.Condition{{Type: "NamespacesAttached", Status: metav1.ConditionTrue, Reason: "Ready",
+			Message: "2 namespaces", LastTransitionTime: metav1.NewTime(ltt)}}}
+	}
+	print := fingerprint(part(time.Unix(1, 0)), 3)
+	withListeners := part(time.Unix(1, 0))
+	withListeners.Fields = map[string]any{"listeners": []any{}}
+	for _, tc := range []struct {
+		name, print string
+		same        bool
+	}{
+		{"the same status at another transition time", fingerprint(part(time.Unix(2, 0)), 3), true},
+		{"another status", fingerprint(Part{}, 3), false},
+		{"another generation", fingerprint(part(time.Unix(1, 0)), 4), false},
+		{"listeners owned", fingerprint(withListeners, 3), false},
+	} {
+		if got := tc.print == print; got != tc.same {
+			t.Errorf("%s: same fingerprint %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}
+
+func TestUpToDate(t *testing.T) {
+	ready := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Served", Message: "ok", ObservedGeneration: 2}
+	stalled := metav1.Condition{Type: "Stalled", Status: metav1.ConditionTrue, Reason: "Bad", Message: "no", ObservedGeneration: 2}
+	status := map[string]any{"observedGeneration": int64(2), "crdName": "a.example", "listeners": []any{}}
+	live := []metav1.Condition{ready, stalled}
+	later := ready
+	later.LastTransitionTime = metav1.NewTime(time.Unix(9, 0))
+	for _, tc := range []struct {
+		name string
+		part Part
+		want bool
+	}{
+		{"a part of the conditions", Part{Conditions: []metav1.Condition{ready}}, true},
+		{"another transition time only", Part{Conditions: []metav1.Condition{later}}, true},
+		{"all conditions, one left out", Part{Conditions: []metav1.Condition{ready}, AllConditions: true}, false},
+		{"all conditions", Part{Conditions: live, AllConditions: true}, true},
+		{"another message", Part{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Served", Message: "changed", ObservedGeneration: 2}}}, false},
+		{"another generation", Part{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Served", Message: "ok", ObservedGeneration: 3}}}, false},
+		{"a missing condition", Part{Conditions: []metav1.Condition{{Type: "Other", Status: "True"}}}, false},
+		{"fields as they are", Part{Fields: map[string]any{"observedGeneration": int64(2), "crdName": "a.example"}}, true},
+		{"a field changed", Part{Fields: map[string]any{"crdName": "b.example"}}, false},
+		{"a field to remove", Part{Fields: map[string]any{"crdName": nil}}, false},
+		{"absent and empty are the same", Part{Fields: map[string]any{"listeners": nil, "instances": nil, "backend": ""}}, true},
+		{"a field to add", Part{Fields: map[string]any{"instances": int64(1)}}, false},
+	} {
+		if got := UpToDate(live, status, tc.part); got != tc.want {
+			t.Errorf("%s: UpToDate = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestToFields(t *testing.T) {
+	type status struct {
+		Conditions []metav1.Condition `json:"conditions,omitempty"`
+		Version    string             `json:"version,omitempty"`
+		Count      *int32             `json:"count,omitempty"`
+	}
+	got, err := ToFields(&status{Version: "1.0", Conditions: []metav1.Condition{{Type: "Ready"}}}, "version", "count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["version"] != "1.0" || got["count"] != nil {
+		t.Errorf("ToFields = %v, want version 1.0 and count owned and absent, no conditions", got)
+	}
+	if _, ok := got["count"]; !ok {
+		t.Errorf("count is owned: it must be present (nil)")
+	}
+}
