@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +14,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/record"
+	"github.com/cozyplane/cozyplane/pkg/statusapply"
 )
 
 // summarize writes Ready, Reconciling and Stalled from the outcome of a
@@ -51,11 +51,13 @@ func readyReason(s *cozyv1alpha1.ApplicationDefinitionStatus) string {
 	return ""
 }
 
-// writeStatus patches the status when, and only when, it changed, sets the
-// definition's readiness gauge, and reports a change of the Ready reason as
-// an event: Stalled (warning) when the definition stalls for a new reason,
-// Served when its kind becomes served, DeletionWaiting when its deletion
-// starts waiting for instances (action: the Ready reason, Serve, Delete).
+// statusFields are the fields of an ApplicationDefinition's status besides
+// its conditions: appdef owns them all.
+var statusFields = []string{"observedGeneration", "backend", "crdName", "instances"}
+
+// writeStatus applies the status (pkg/statusapply: appdef owns all of it)
+// when, and only when, it changed, sets the definition's readiness gauge,
+// and reports a change of the Ready reason as an event (statusChanged).
 func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.ApplicationDefinition, before *cozyv1alpha1.ApplicationDefinitionStatus) error {
 	ready := meta.FindStatusCondition(def.Status.Conditions, cozyv1alpha1.ConditionReady)
 	var status metav1.ConditionStatus
@@ -63,21 +65,32 @@ func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.Applicat
 		status = ready.Status
 	}
 	readymetric.Set(definitionGVK.Kind, "", def.Name, status)
-	if equality.Semantic.DeepEqual(*before, def.Status) {
-		return nil
+	fields, err := statusapply.ToFields(&def.Status, statusFields...)
+	if err != nil {
+		return err
 	}
-	old := def.DeepCopy()
-	old.Status = *before
-	if err := r.Client.Status().Patch(ctx, def, client.MergeFrom(old)); err != nil {
-		return client.IgnoreNotFound(err)
-	}
+	w := statusapply.Writer{Client: r.Client, FieldManager: r.FieldManager,
+		Changed: func(_ client.Object, have, _ []metav1.Condition) { r.statusChanged(ctx, def, have) }}
+	cached := def.DeepCopy()
+	cached.Status = *before
+	_, err = w.Write(ctx, def, statusapply.Of(cached), statusapply.Part{Conditions: def.Status.Conditions, AllConditions: true, Fields: fields})
+	return err
+}
+
+// statusChanged logs a status write and tells a change of the Ready reason
+// (have: the conditions before the write) as an event: Stalled (warning)
+// when the definition stalls for a new reason, Served when its kind becomes
+// served, DeletionWaiting when its deletion starts waiting for instances
+// (action: the Ready reason, Serve, Delete).
+func (r *Reconciler) statusChanged(ctx context.Context, def *cozyv1alpha1.ApplicationDefinition, have []metav1.Condition) {
+	ready := meta.FindStatusCondition(def.Status.Conditions, cozyv1alpha1.ConditionReady)
 	if ready == nil {
-		return nil
+		return
 	}
 	log.FromContext(ctx).Info("wrote status", "applicationDefinition", def.Name,
 		"why", fmt.Sprintf("Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message))
-	if readyReason(before) == ready.Reason {
-		return nil
+	if old := meta.FindStatusCondition(have, cozyv1alpha1.ConditionReady); old != nil && old.Reason == ready.Reason {
+		return
 	}
 	switch {
 	case meta.IsStatusConditionTrue(def.Status.Conditions, cozyv1alpha1.ConditionStalled):
@@ -89,7 +102,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, def *cozyv1alpha1.Applicat
 	case ready.Reason == cozyv1alpha1.ReasonInstancesRemain:
 		r.events().Normal(def, nil, cozyv1alpha1.EventDeletionWaiting, "Delete", ready.Message)
 	}
-	return nil
 }
 
 // events records on def (and, for an event about another object, on def
