@@ -2,18 +2,21 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
 	"github.com/cozyplane/cozyplane/pkg/testenv/onereconcile"
 )
 
@@ -250,4 +253,46 @@ func TestReconcileDetaches(t *testing.T) {
 			t.Errorf("namespace %s: labels %v, annotations %v; want our label and annotation removed", ns.Name, ns.Labels, ns.Annotations)
 		}
 	})
+}
+
+// refusePatch is a client whose patches of namespaces the API server refuses.
+type refusePatch struct{ client.Client }
+
+func (c refusePatch) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if _, ok := obj.(*corev1.Namespace); ok {
+		return apierrors.NewConflict(corev1.Resource("namespaces"), obj.GetName(), errors.New("the object has been modified"))
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+// A label write that fails is reported on the TenantGateway as
+// ReconcileError with its message and retried (Reconcile returns it); the
+// next Reconcile that can write attaches the namespace and reports it.
+func TestReconcileWriteFails(t *testing.T) {
+	const owner = "tenant-refused"
+	ctx := context.Background()
+	ns := namespace(t, owner, nil, nil)
+	g := tenantGateway(t, owner)
+	refused := &Reconciler{Base: gatewayctl.Base{Client: refusePatch{writes}, APIReader: rec.APIReader, Name: fieldManager}}
+	caughtUp(t)
+	writes.Take()
+
+	_, err := refused.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: owner}})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("Reconcile: %v, want the conflict returned, to be retried", err)
+	}
+	if wrote := writes.Take(); !slices.Equal(wrote, []string{"status apply TenantGateway " + g.Name}) {
+		t.Errorf("writes %v, want the status only", wrote)
+	}
+	untouched(t, ns)
+	if c := attachedCondition(t, g); c.Status != metav1.ConditionFalse || c.Reason != gatewayv1alpha1.ReasonReconcileError ||
+		!strings.Contains(c.Message, "labelling namespace "+owner) {
+		t.Errorf("NamespacesAttached %s %s: %s, want False %s naming the write that failed", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonReconcileError)
+	}
+
+	reconcileOwner(t, owner)
+	attachedTo(t, owner, owner, nil)
+	if c := attachedCondition(t, g); c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonReady {
+		t.Errorf("NamespacesAttached %s %s: %s, want True %s", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonReady)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/ns-labels/internal/attach"
 	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
 
 // indexAttached indexes TenantGateways by their attachedNamespaces entries.
@@ -102,67 +103,107 @@ func (r *Reconciler) ownersOfNamespace(ctx context.Context, o client.Object) []r
 }
 
 // Reconcile brings the gateway labels of one owner namespace to the plan and
-// reports on each of its TenantGateways.
+// reports on each of its TenantGateways: plan, write, report. The result and
+// the conditions come from one outcome: a write that failed is reported as
+// ReconcileError on every TenantGateway of the owner and retried
+// (reconcileerr.Reason and reconcileerr.Result).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	owner := req.Namespace
+	p, err := r.plan(ctx, req.Namespace)
+	if err != nil {
+		// Nothing read, nothing to report on.
+		return reconcileerr.Result(err, 0)
+	}
+	err = r.write(ctx, p)
+	werr := r.report(ctx, p, err)
+	// No step returns a Foreign error: nothing to look at again unasked.
+	result, err := reconcileerr.Result(err, 0)
+	if werr != nil {
+		return ctrl.Result{}, errors.Join(err, werr)
+	}
+	return result, err
+}
+
+// planned is one owner namespace's plan and what it was made from.
+type planned struct {
+	owner string
+	// live are the owner's TenantGateways not being deleted; split what
+	// each one's attachedNamespaces come to, by name.
+	live  []gatewayv1alpha1.TenantGateway
+	split map[string]attach.Attachments
+	// byName are the namespaces read, plan what to write to them.
+	byName map[string]*corev1.Namespace
+	plan   attach.NamespacePlan
+}
+
+// plan reads the owner's TenantGateways, the root tenant's and the
+// namespaces, and decides the labels (attach.SplitAttachments,
+// attach.PlanNamespaces).
+func (r *Reconciler) plan(ctx context.Context, owner string) (*planned, error) {
 	var tgws gatewayv1alpha1.TenantGatewayList
 	if err := r.Client.List(ctx, &tgws, client.InNamespace(owner)); err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
 	rootAttached, err := r.rootAttached(ctx)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
+	p := &planned{owner: owner, split: map[string]attach.Attachments{}, byName: map[string]*corev1.Namespace{}}
 	var wanted []string
-	live := tgws.Items[:0]
-	split := map[string]attach.Attachments{}
 	for _, t := range tgws.Items {
 		if t.DeletionTimestamp.IsZero() {
-			live = append(live, t)
+			p.live = append(p.live, t)
 			a := attach.SplitAttachments(t.Namespace, t.Spec.AttachedNamespaces, rootAttached)
-			split[t.Name] = a
+			p.split[t.Name] = a
 			wanted = append(wanted, a.Allowed...)
 		}
 	}
 	var nsList corev1.NamespaceList
 	if err := r.Client.List(ctx, &nsList); err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
 	states := make([]attach.NamespaceState, len(nsList.Items))
-	byName := map[string]*corev1.Namespace{}
 	for i := range nsList.Items {
 		ns := &nsList.Items[i]
-		byName[ns.Name] = ns
+		p.byName[ns.Name] = ns
 		states[i] = attach.NamespaceState{Name: ns.Name, Labels: ns.Labels, Annotations: ns.Annotations}
 	}
-	plan := attach.PlanNamespaces(owner, wanted, states)
+	p.plan = attach.PlanNamespaces(owner, wanted, states)
+	return p, nil
+}
 
+// write attaches and detaches the namespaces of the plan. A conflict means
+// the namespace changed since the cache saw it: its event brings a fresh
+// reconcile. Others are retried with backoff.
+func (r *Reconciler) write(ctx context.Context, p *planned) error {
 	var errs []error
-	for _, name := range plan.Attach {
-		errs = append(errs, r.patch(ctx, live, byName[name], owner, true, true))
+	for _, name := range p.plan.Attach {
+		errs = append(errs, r.patch(ctx, p.live, p.byName[name], p.owner, true, true))
 	}
-	for _, d := range plan.Detach {
-		errs = append(errs, r.patch(ctx, live, byName[d.Name], owner, false, d.RemoveLabel))
+	for _, d := range p.plan.Detach {
+		errs = append(errs, r.patch(ctx, p.live, p.byName[d.Name], p.owner, false, d.RemoveLabel))
 	}
-	if err := errors.Join(errs...); err != nil {
-		// A conflict means the namespace changed since the cache saw it: its
-		// event brings a fresh reconcile. Others are retried with backoff.
-		for _, t := range live {
-			st := gatewayctl.Status{Conditions: []metav1.Condition{gatewayctl.Condition(gatewayv1alpha1.ConditionNamespacesAttached,
-				metav1.ConditionFalse, gatewayv1alpha1.ReasonReconcileError, err.Error())}}
-			if werr := r.WriteStatus(ctx, &t, st); werr != nil {
-				errs = append(errs, werr)
-			}
+	return errors.Join(errs...)
+}
+
+// report writes NamespacesAttached on each live TenantGateway: decided from
+// its attachments and the plan once the writes succeeded
+// (attach.NamespacesAttachedCondition), or False with the outcome's reason
+// (reconcileerr.Reason: ReconcileError, retried) and message when one
+// failed.
+func (r *Reconciler) report(ctx context.Context, p *planned, outcome error) error {
+	var errs []error
+	for i := range p.live {
+		t := &p.live[i]
+		cond := attach.NamespacesAttachedCondition(p.split[t.Name], p.plan)
+		if outcome != nil {
+			cond = gatewayctl.Condition(gatewayv1alpha1.ConditionNamespacesAttached, metav1.ConditionFalse,
+				reconcileerr.Reason(outcome, gatewayv1alpha1.ReasonReconcileError), outcome.Error())
 		}
-		return ctrl.Result{}, errors.Join(errs...)
-	}
-	for _, t := range live {
-		st := gatewayctl.Status{Conditions: []metav1.Condition{attach.NamespacesAttachedCondition(split[t.Name], plan)}}
-		if err := r.WriteStatus(ctx, &t, st); err != nil {
+		if err := r.WriteStatus(ctx, t, gatewayctl.Status{Conditions: []metav1.Condition{cond}}); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // rootAttached is what the root tenant's TenantGateways list, which decides
