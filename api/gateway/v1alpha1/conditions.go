@@ -170,7 +170,7 @@ const (
 
 	// ReasonNamespaceNotAllowed (ns-labels, NamespacesAttached False): an
 	// attachedNamespaces entry is one this TenantGateway may not attach
-	// (tenantgateway.MayAttach): a shared namespace (cozy-*, default)
+	// (attach.MayAttach in ns-labels): a shared namespace (cozy-*, default)
 	// listed by a TenantGateway outside the root tenant and not by the root
 	// tenant's, or a tenant namespace that does not descend from its
 	// namespace. It is not labelled; the message names it and says what to
