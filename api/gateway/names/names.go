@@ -87,7 +87,7 @@ func ChildListener(childApex string) string {
 
 // PassthroughListener is the TLS passthrough listener of a service:
 // tls-<service>. The service must be a DNS-1123 label of at most
-// MaxPassthroughService characters (the CRD enforces it; DesiredListeners
+// MaxPassthroughService characters (the CRD enforces it; gateway-listeners
 // checks it again).
 func PassthroughListener(service string) string {
 	return passthroughListenerPrefix + service

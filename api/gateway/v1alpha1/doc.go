@@ -10,8 +10,10 @@
 //   - ns-labels labels spec.attachedNamespaces so their routes may attach;
 //   - route-conflicts writes hostname-conflict verdicts on routes.
 //
-// The names of every derived object and listener, and the decisions behind
-// them, live in github.com/cozyplane/cozyplane/pkg/tenantgateway. The
+// The names of every derived object and listener are in package
+// github.com/cozyplane/cozyplane/api/gateway/names; the decisions behind
+// them live in each controller's module (controllers/<name>/internal), what
+// two of them share in github.com/cozyplane/cozyplane/pkg/tenantgateway. The
 // conditions each controller owns, their reasons, and the label and
 // annotation keys shared with the tenant chart are in conditions.go.
 package v1alpha1

@@ -1,6 +1,6 @@
 // Package controller reconciles TenantGateways into their Gateway and
 // redirect HTTPRoute. The decisions are the pure functions of
-// pkg/tenantgateway; this package reads their inputs from the cache, applies
+// internal/gateway; this package reads their inputs from the cache, applies
 // their results and reports.
 package controller
 
@@ -109,14 +109,14 @@ type listeners struct {
 	tgw *gatewayv1alpha1.TenantGateway
 	// gw is the live Gateway (nil: it does not exist).
 	gw        *gatewayv1.Gateway
-	in        tenantgateway.ListenersInput
-	rejected  []tenantgateway.RejectedHostname
+	in        gateway.ListenersInput
+	rejected  []gateway.RejectedHostname
 	listeners []gatewayv1.Listener
 	// route is the live redirect route (nil: it does not exist).
 	route *gatewayv1.HTTPRoute
 	// kinds are the port-443 route kinds for the GatewayClass's
-	// implementation (tenantgateway.RouteKindsFor).
-	kinds tenantgateway.RouteKinds
+	// implementation (gateway.RouteKindsFor).
+	kinds gateway.RouteKinds
 	// applied says how the Gateway's apply went.
 	applied ssa.Result
 }
@@ -175,7 +175,7 @@ func (r *Reconciler) read(ctx context.Context, l *listeners) error {
 	// the default class's, chosen again when it is created (the watch).
 	var class gatewayv1.GatewayClass
 	found, err = r.Get(ctx, "", l.tgw.Spec.EffectiveGatewayClassName(), &class)
-	l.kinds = tenantgateway.RouteKindsFor(string(class.Spec.ControllerName), found)
+	l.kinds = gateway.RouteKindsFor(string(class.Spec.ControllerName), found)
 	return err
 }
 
@@ -208,7 +208,7 @@ func classToTenantGateways(reader client.Reader) handler.EventHandler {
 // decide derives the listeners; an error of tenantgateway (too many
 // listeners, a spec that cannot work) is a stalled state: nothing is applied.
 func (r *Reconciler) decide(_ context.Context, l *listeners) error {
-	listeners, rejected, err := tenantgateway.DesiredListeners(l.in)
+	listeners, rejected, err := gateway.DesiredListeners(l.in)
 	l.listeners, l.rejected = listeners, append(rejected, l.rejected...)
 	return err
 }
@@ -227,14 +227,14 @@ func (r *Reconciler) guard(_ context.Context, l *listeners) error {
 
 func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
 	tgw := l.tgw
-	desiredGW := tenantgateway.DesiredGateway(tenantgateway.GatewayInput{
+	desiredGW := gateway.DesiredGateway(gateway.GatewayInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace,
 		GatewayClassName: tgw.Spec.EffectiveGatewayClassName(), Listeners: l.listeners, ManagedBy: r.Name})
 	var err error
 	if l.applied, err = r.Apply(ctx, tgw, desiredGW, gatewayGVK, l.gw, l.gw != nil); err != nil {
 		return err
 	}
-	redirect := tenantgateway.DesiredRedirectRoute(tenantgateway.RedirectRouteInput{
+	redirect := gateway.DesiredRedirectRoute(gateway.RedirectRouteInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Apex: tgw.Spec.Apex, ManagedBy: r.Name})
 	_, err = r.Apply(ctx, tgw, redirect, httpRouteGVK, l.route, l.route != nil)
 	return err
@@ -244,10 +244,10 @@ func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
 // routes attached to the Gateway (minus conflict losers, cert-manager's
 // challenge routes and TLSRoutes of the passthrough listeners), and the
 // inheriting child apexes.
-func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (tenantgateway.ListenersInput, []tenantgateway.RejectedHostname, error) {
+func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (gateway.ListenersInput, []gateway.RejectedHostname, error) {
 	routes, err := gatewayctl.AttachedRoutes(ctx, r.Client, tgw)
 	if err != nil {
-		return tenantgateway.ListenersInput{}, nil, err
+		return gateway.ListenersInput{}, nil, err
 	}
 	passthrough := map[string]bool{}
 	for _, svc := range tgw.Spec.TLSPassthroughServices {
@@ -267,22 +267,22 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	}
 	var nsList corev1.NamespaceList
 	if err := r.Client.List(ctx, &nsList, client.MatchingLabels{gatewayv1alpha1.LabelNamespaceGateway: tgw.Namespace}); err != nil {
-		return tenantgateway.ListenersInput{}, nil, fmt.Errorf("listing namespaces: %w", err)
+		return gateway.ListenersInput{}, nil, fmt.Errorf("listing namespaces: %w", err)
 	}
-	namespaces := make([]tenantgateway.Namespace, len(nsList.Items))
+	namespaces := make([]gateway.Namespace, len(nsList.Items))
 	for i, ns := range nsList.Items {
-		namespaces[i] = tenantgateway.Namespace{Name: ns.Name, Labels: ns.Labels}
+		namespaces[i] = gateway.Namespace{Name: ns.Name, Labels: ns.Labels}
 	}
-	children, rejected := tenantgateway.InheritingChildApexes(tenantgateway.ChildrenInput{
+	children, rejected := gateway.InheritingChildApexes(gateway.ChildrenInput{
 		OwnerNamespace: tgw.Namespace, Apex: tgw.Spec.Apex, Namespaces: namespaces})
-	in := tenantgateway.NewListenersInput(tgw, hostnames, children)
+	in := gateway.NewListenersInput(tgw, hostnames, children)
 	in.CertManagerNamespace = r.CertManagerNamespace
 	return in, rejected, nil
 }
 
 // failed is the status when the Gateway could not be brought to the desired
 // state: ListenersReady False with the reason, the listeners as they are.
-func (r *Reconciler) failed(tgw *gatewayv1alpha1.TenantGateway, gw *gatewayv1.Gateway, rejected []tenantgateway.RejectedHostname, reason, message string) gatewayctl.Status {
+func (r *Reconciler) failed(tgw *gatewayv1alpha1.TenantGateway, gw *gatewayv1.Gateway, rejected []gateway.RejectedHostname, reason, message string) gatewayctl.Status {
 	var current []gatewayv1.Listener
 	if gw != nil && gatewayctl.ControlledBy(gw, tgw) {
 		current = gw.Spec.Listeners
@@ -293,7 +293,7 @@ func (r *Reconciler) failed(tgw *gatewayv1alpha1.TenantGateway, gw *gatewayv1.Ga
 
 // status assembles what this controller owns of the TenantGateway status;
 // Ready summarises it with the other controllers' conditions.
-func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gatewayv1alpha1.TenantGatewayListenerStatus, ready metav1.Condition, rejected []tenantgateway.RejectedHostname) gatewayctl.Status {
+func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gatewayv1alpha1.TenantGatewayListenerStatus, ready metav1.Condition, rejected []gateway.RejectedHostname) gatewayctl.Status {
 	own := []metav1.Condition{ready, gateway.HostnamesRejectedCondition(rejected)}
 	all := slices.Clone(tgw.Status.Conditions)
 	for _, c := range own {

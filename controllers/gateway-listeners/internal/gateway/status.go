@@ -9,7 +9,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // ListenersStatus derives status.listeners and the ListenersReady condition
@@ -114,7 +113,7 @@ func listenerReady(reported map[string]gatewayv1.ListenerStatus, name string, cu
 
 // HostnamesRejectedCondition reports the route hostnames and child apexes
 // that got no listener or are not covered by the wildcard certificate.
-func HostnamesRejectedCondition(rejected []tenantgateway.RejectedHostname) metav1.Condition {
+func HostnamesRejectedCondition(rejected []RejectedHostname) metav1.Condition {
 	if len(rejected) == 0 {
 		return metav1.Condition{Type: gatewayv1alpha1.ConditionHostnamesRejected, Status: metav1.ConditionFalse,
 			Reason: gatewayv1alpha1.ReasonAllHostnamesServed, Message: "every route hostname is served"}

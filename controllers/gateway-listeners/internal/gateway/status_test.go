@@ -10,7 +10,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 func TestListenersStatus(t *testing.T) {
@@ -110,7 +109,7 @@ func TestHostnamesRejectedCondition(t *testing.T) {
 	if c.Status != metav1.ConditionFalse || c.Reason != gatewayv1alpha1.ReasonAllHostnamesServed {
 		t.Errorf("no rejections: %+v", c)
 	}
-	c = HostnamesRejectedCondition([]tenantgateway.RejectedHostname{
+	c = HostnamesRejectedCondition([]RejectedHostname{
 		{Hostname: "*.example.org", Reason: gatewayv1alpha1.ReasonWildcardHostname, Message: "use dns01"},
 		{Hostname: "x.other.org", Reason: gatewayv1alpha1.ReasonHostnameOutsideApex, Message: "outside"},
 	})

@@ -1,4 +1,4 @@
-package tenantgateway
+package gateway
 
 import (
 	"errors"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // describe renders a listener on one line, every field that matters.
@@ -293,7 +295,7 @@ func assertListenerInvariants(t *testing.T, listeners []gatewayv1.Listener, poli
 		// Per protocol, each listener admits the one kind its protocol
 		// carries.
 		if l.Port == 443 && policy == RouteKindsPerProtocol {
-			want := map[gatewayv1.ProtocolType]gatewayv1.Kind{gatewayv1.HTTPSProtocolType: KindHTTPRoute, gatewayv1.TLSProtocolType: KindTLSRoute}[l.Protocol]
+			want := map[gatewayv1.ProtocolType]gatewayv1.Kind{gatewayv1.HTTPSProtocolType: tenantgateway.KindHTTPRoute, gatewayv1.TLSProtocolType: tenantgateway.KindTLSRoute}[l.Protocol]
 			if k := l.AllowedRoutes.Kinds; len(k) != 1 || k[0].Kind != want {
 				t.Errorf("listener %q (%s) admits %v, want only %s", l.Name, l.Protocol, k, want)
 			}
@@ -303,7 +305,7 @@ func assertListenerInvariants(t *testing.T, listeners []gatewayv1.Listener, poli
 		if l.Port == 443 && policy == RouteKindsShared443 {
 			if httpsKinds == nil {
 				httpsKinds = l.AllowedRoutes.Kinds
-				if len(httpsKinds) != 2 || httpsKinds[0].Kind != KindHTTPRoute || httpsKinds[1].Kind != KindTLSRoute {
+				if len(httpsKinds) != 2 || httpsKinds[0].Kind != tenantgateway.KindHTTPRoute || httpsKinds[1].Kind != tenantgateway.KindTLSRoute {
 					t.Errorf("listener %q admits %v, want HTTPRoute and TLSRoute", l.Name, httpsKinds)
 				}
 			} else if !reflect.DeepEqual(httpsKinds, l.AllowedRoutes.Kinds) {
@@ -411,7 +413,7 @@ func TestDesiredListenersTooMany(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantHint) || !strings.Contains(err.Error(), fmt.Sprint(tt.wantCount)) {
 				t.Fatalf("message %q lacks %q or the count", err, tt.wantHint)
 			}
-			if reason, _ := reasonOf(err); reason != gatewayv1alpha1.ReasonTooManyListeners {
+			if reason := reconcileerr.Reason(err, ""); reason != gatewayv1alpha1.ReasonTooManyListeners {
 				t.Fatalf("reason %q", reason)
 			}
 		})
@@ -444,11 +446,11 @@ func TestDesiredListenersSpecErrors(t *testing.T) {
 			in := baseInput(gatewayv1alpha1.CertModeHTTP01)
 			tt.in(&in)
 			_, _, err := DesiredListeners(in)
-			var specErr *SpecError
+			var specErr *tenantgateway.SpecError
 			if !errors.As(err, &specErr) || specErr.Field != tt.wantField {
-				t.Fatalf("err = %v, want a SpecError on %s", err, tt.wantField)
+				t.Fatalf("err = %v, want a tenantgateway.SpecError on %s", err, tt.wantField)
 			}
-			if reason, _ := reasonOf(err); reason != gatewayv1alpha1.ReasonInvalidSpec {
+			if reason := reconcileerr.Reason(err, ""); reason != gatewayv1alpha1.ReasonInvalidSpec {
 				t.Fatalf("reason %q", reason)
 			}
 		})

@@ -1,8 +1,7 @@
-package tenantgateway
+package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
 
 func TestDesiredGateway(t *testing.T) {
@@ -26,17 +26,6 @@ func TestDesiredGateway(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
-}
-
-func TestObjectLabels(t *testing.T) {
-	if got := ObjectLabels("cozystack", ""); !reflect.DeepEqual(got, map[string]string{"cozystack.io/gateway": "cozystack", "cozystack.io/tenantgateway": "cozystack"}) {
-		t.Fatalf("without managed-by: %v", got)
-	}
-	a, b := ObjectLabels("x", "y"), ObjectLabels("x", "y")
-	a["extra"] = "1"
-	if _, shared := b["extra"]; shared {
-		t.Fatal("ObjectLabels returns a shared map")
 	}
 }
 
@@ -74,26 +63,11 @@ func TestDesiredRedirectRoute(t *testing.T) {
 	}
 }
 
-// TestStalledReasons: every error of this package is a stalled state with
-// its condition reason; an API error is not.
-func TestStalledReasons(t *testing.T) {
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{&TooManyListenersError{Count: 70}, gatewayv1alpha1.ReasonTooManyListeners},
-		{fmt.Errorf("apply gateway: %w", &UnknownIssuerError{Name: "x"}), gatewayv1alpha1.ReasonUnknownIssuer},
-		{&SpecError{Field: "apex"}, gatewayv1alpha1.ReasonInvalidSpec},
-	}
-	for _, tt := range tests {
-		if got, ok := reasonOf(tt.err); !ok || got != tt.want {
-			t.Errorf("reasonOf(%v) = %q, %v; want %q", tt.err, got, ok, tt.want)
-		}
-	}
-	if got, ok := reasonOf(errors.New("connection refused")); ok || got != "" {
-		t.Errorf("a foreign error has reason %q", got)
-	}
-	if got, ok := reasonOf(nil); ok || got != "" {
-		t.Errorf("nil has reason %q", got)
+// TestTooManyListenersIsStalled: the error is a stalled state with its
+// condition reason.
+func TestTooManyListenersIsStalled(t *testing.T) {
+	err := fmt.Errorf("decide: %w", &TooManyListenersError{Count: 70})
+	if s, ok := reconcileerr.AsStalled(err); !ok || s.Reason != gatewayv1alpha1.ReasonTooManyListeners {
+		t.Errorf("AsStalled(%v) = %+v, %v; want reason %s", err, s, ok, gatewayv1alpha1.ReasonTooManyListeners)
 	}
 }

@@ -1,4 +1,4 @@
-package tenantgateway
+package gateway
 
 import (
 	"slices"

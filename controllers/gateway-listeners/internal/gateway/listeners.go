@@ -1,4 +1,4 @@
-package tenantgateway
+package gateway
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // ListenersInput is everything the listener set depends on.
@@ -121,15 +122,15 @@ func NewListenersInput(tgw *gatewayv1alpha1.TenantGateway, routeHostnames, child
 //
 // Hostnames that get no listener, or that the wildcard certificate does not
 // cover, come back as rejections, sorted. A spec that cannot work is a
-// *SpecError; more than MaxListeners listeners is a *TooManyListenersError,
+// *tenantgateway.SpecError; more than MaxListeners listeners is a *TooManyListenersError,
 // with no listeners, so that the caller applies nothing.
 func DesiredListeners(in ListenersInput) ([]gatewayv1.Listener, []RejectedHostname, error) {
-	apex := NormalizeHostname(in.Apex)
+	apex := tenantgateway.NormalizeHostname(in.Apex)
 	if why := validDNSName(apex); why != "" {
-		return nil, nil, &SpecError{Field: "apex", Message: why}
+		return nil, nil, &tenantgateway.SpecError{Field: "apex", Message: why}
 	}
 	if len(apex) > maxWildcardBase {
-		return nil, nil, &SpecError{Field: "apex", Message: fmt.Sprintf("longer than %d characters, so *.<apex> is not a valid hostname", maxWildcardBase)}
+		return nil, nil, &tenantgateway.SpecError{Field: "apex", Message: fmt.Sprintf("longer than %d characters, so *.<apex> is not a valid hostname", maxWildcardBase)}
 	}
 	services, err := passthroughServices(in.TLSPassthroughServices, apex)
 	if err != nil {
@@ -150,14 +151,14 @@ func DesiredListeners(in ListenersInput) ([]gatewayv1.Listener, []RejectedHostna
 		secret := names.WildcardCertificate(in.TenantGateway)
 		if in.CertMode == gatewayv1alpha1.CertModeExistingSecret {
 			if in.WildcardSecretName == "" {
-				return nil, nil, &SpecError{Field: "wildcardSecretRef", Message: "certMode existingSecret needs the name of the Secret with the wildcard certificate"}
+				return nil, nil, &tenantgateway.SpecError{Field: "wildcardSecretRef", Message: "certMode existingSecret needs the name of the Secret with the wildcard certificate"}
 			}
 			secret = in.WildcardSecretName
 		}
 		l, r := wildcardListeners(in, scope, secret)
 		listeners, rejected = append(listeners, l...), append(rejected, r...)
 	default:
-		return nil, nil, &SpecError{Field: "certMode", Message: fmt.Sprintf("unknown certMode %q: use http01, dns01 or existingSecret", in.CertMode)}
+		return nil, nil, &tenantgateway.SpecError{Field: "certMode", Message: fmt.Sprintf("unknown certMode %q: use http01, dns01 or existingSecret", in.CertMode)}
 	}
 	for _, svc := range services {
 		listeners = append(listeners, passthroughListener(in.Namespace, svc, apex, in.RouteKinds))
@@ -178,10 +179,10 @@ func passthroughServices(services []string, apex string) ([]string, error) {
 	out = slices.Compact(out)
 	for _, svc := range out {
 		if errs := validation.IsDNS1123Label(svc); len(errs) > 0 || len(svc) > names.MaxPassthroughService {
-			return nil, &SpecError{Field: "tlsPassthroughServices", Message: fmt.Sprintf("service %q must be a DNS-1123 label of at most %d characters", svc, names.MaxPassthroughService)}
+			return nil, &tenantgateway.SpecError{Field: "tlsPassthroughServices", Message: fmt.Sprintf("service %q must be a DNS-1123 label of at most %d characters", svc, names.MaxPassthroughService)}
 		}
 		if h := names.PassthroughHostname(svc, apex); len(h) > validation.DNS1123SubdomainMaxLength {
-			return nil, &SpecError{Field: "tlsPassthroughServices", Message: fmt.Sprintf("hostname %s of service %q is longer than %d characters", h, svc, validation.DNS1123SubdomainMaxLength)}
+			return nil, &tenantgateway.SpecError{Field: "tlsPassthroughServices", Message: fmt.Sprintf("hostname %s of service %q is longer than %d characters", h, svc, validation.DNS1123SubdomainMaxLength)}
 		}
 	}
 	return out, nil
@@ -193,7 +194,7 @@ func perHostListeners(in ListenersInput, scope HostnameScope) ([]gatewayv1.Liste
 	var listeners []gatewayv1.Listener
 	var rejected []RejectedHostname
 	byName := map[string]string{}
-	for _, h := range NormalizeHostnames(in.RouteHostnames) {
+	for _, h := range tenantgateway.NormalizeHostnames(in.RouteHostnames) {
 		if _, rej := scope.CheckListenerHostname(h); rej != nil {
 			rejected = append(rejected, *rej)
 			continue
@@ -215,7 +216,7 @@ func perHostListeners(in ListenersInput, scope HostnameScope) ([]gatewayv1.Liste
 func usableChildren(childApexes []string, apex string) ([]string, []RejectedHostname) {
 	var children []string
 	var rejected []RejectedHostname
-	for _, c := range NormalizeHostnames(childApexes) {
+	for _, c := range tenantgateway.NormalizeHostnames(childApexes) {
 		if c == apex {
 			continue
 		}
@@ -251,7 +252,7 @@ func wildcardListeners(in ListenersInput, scope HostnameScope, secret string) ([
 	}
 	// Coverage is judged against the children that got a listener.
 	scope.ChildApexes = served
-	for _, h := range NormalizeHostnames(in.RouteHostnames) {
+	for _, h := range tenantgateway.NormalizeHostnames(in.RouteHostnames) {
 		if _, rej := scope.CheckCoveredHostname(h); rej != nil {
 			rejected = append(rejected, *rej)
 		}
@@ -288,7 +289,7 @@ func httpListener(ownerNamespace, certManagerNamespace string) gatewayv1.Listene
 					Values:   values,
 				}}},
 			},
-			Kinds: routeKinds(KindHTTPRoute),
+			Kinds: routeKinds(tenantgateway.KindHTTPRoute),
 		},
 	}
 }
@@ -309,7 +310,7 @@ func httpsListener(name, hostname, secret, ownerNamespace string, kinds RouteKin
 				Name:  gatewayv1.ObjectName(secret),
 			}},
 		},
-		AllowedRoutes: tenantRoutes(ownerNamespace, kinds, KindHTTPRoute),
+		AllowedRoutes: tenantRoutes(ownerNamespace, kinds, tenantgateway.KindHTTPRoute),
 	}
 }
 
@@ -321,7 +322,7 @@ func passthroughListener(ownerNamespace, service, apex string, kinds RouteKinds)
 		Port:          443,
 		Protocol:      gatewayv1.TLSProtocolType,
 		TLS:           &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)},
-		AllowedRoutes: tenantRoutes(ownerNamespace, kinds, KindTLSRoute),
+		AllowedRoutes: tenantRoutes(ownerNamespace, kinds, tenantgateway.KindTLSRoute),
 	}
 }
 
@@ -330,7 +331,7 @@ func passthroughListener(ownerNamespace, service, apex string, kinds RouteKinds)
 // native to the listener's protocol, or, with RouteKindsShared443, of both
 // kinds on every port-443 listener (see DesiredListeners).
 func tenantRoutes(ownerNamespace string, kinds RouteKinds, native string) *gatewayv1.AllowedRoutes {
-	admitted := []string{KindHTTPRoute, KindTLSRoute}
+	admitted := []string{tenantgateway.KindHTTPRoute, tenantgateway.KindTLSRoute}
 	if kinds == RouteKindsPerProtocol {
 		admitted = []string{native}
 	}

@@ -1,4 +1,4 @@
-package tenantgateway
+package gateway
 
 import (
 	"github.com/cozyplane/cozyplane/api/gateway/names"
@@ -6,21 +6,8 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
-
-// ObjectLabels are the labels of every object derived from the TenantGateway
-// tgw: cozystack.io/gateway=<tgw>, cozystack.io/tenantgateway=<tgw> (the
-// label upstream Cozystack's controller writes), and
-// cozystack.io/managed-by=<managedBy> when managedBy is set. A fresh map each
-// call.
-func ObjectLabels(tgw, managedBy string) map[string]string {
-	l := map[string]string{gatewayv1alpha1.LabelGateway: tgw, gatewayv1alpha1.LabelTenantGateway: tgw}
-	if managedBy != "" {
-		l[gatewayv1alpha1.LabelManagedBy] = managedBy
-	}
-	return l
-}
 
 // GatewayInput: the TenantGateway's name and namespace, the GatewayClass, the
 // listeners from DesiredListeners, and the managed-by label value.
@@ -40,7 +27,7 @@ func DesiredGateway(in GatewayInput) *gatewayv1.Gateway {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      names.Gateway(in.TenantGateway),
 			Namespace: in.Namespace,
-			Labels:    ObjectLabels(in.TenantGateway, in.ManagedBy),
+			Labels:    tenantgateway.ObjectLabels(in.TenantGateway, in.ManagedBy),
 		},
 		Spec: gatewayv1.GatewaySpec{
 			GatewayClassName: gatewayv1.ObjectName(in.GatewayClassName),
@@ -66,17 +53,17 @@ type RedirectRouteInput struct {
 // the API server would default is set, so the desired and the live object
 // compare equal. The caller adds the owner reference.
 func DesiredRedirectRoute(in RedirectRouteInput) *gatewayv1.HTTPRoute {
-	apex := NormalizeHostname(in.Apex)
+	apex := tenantgateway.NormalizeHostname(in.Apex)
 	return &gatewayv1.HTTPRoute{
 		TypeMeta: metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: "HTTPRoute"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      names.RedirectRoute(in.TenantGateway),
 			Namespace: in.Namespace,
-			Labels:    ObjectLabels(in.TenantGateway, in.ManagedBy),
+			Labels:    tenantgateway.ObjectLabels(in.TenantGateway, in.ManagedBy),
 		},
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{
-				ParentRefs: []gatewayv1.ParentReference{gatewayParentRef(in.TenantGateway, in.Namespace)},
+				ParentRefs: []gatewayv1.ParentReference{tenantgateway.HTTPListenerRef(in.TenantGateway, in.Namespace)},
 			},
 			Hostnames: []gatewayv1.Hostname{gatewayv1.Hostname(apex), gatewayv1.Hostname("*." + apex)},
 			Rules: []gatewayv1.HTTPRouteRule{{
@@ -92,16 +79,5 @@ func DesiredRedirectRoute(in RedirectRouteInput) *gatewayv1.HTTPRoute {
 				}},
 			}},
 		},
-	}
-}
-
-// gatewayParentRef points at the http listener of the Gateway <tgw>.
-func gatewayParentRef(tgw, namespace string) gatewayv1.ParentReference {
-	return gatewayv1.ParentReference{
-		Group:       ptr.To(gatewayv1.Group(gatewayv1.GroupName)),
-		Kind:        ptr.To(gatewayv1.Kind("Gateway")),
-		Namespace:   ptr.To(gatewayv1.Namespace(namespace)),
-		Name:        gatewayv1.ObjectName(names.Gateway(tgw)),
-		SectionName: ptr.To(gatewayv1.SectionName(names.ListenerHTTP)),
 	}
 }

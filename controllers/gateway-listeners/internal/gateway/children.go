@@ -1,4 +1,4 @@
-package tenantgateway
+package gateway
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // Namespace is what child discovery needs of a namespace (metadata only).
@@ -34,7 +35,7 @@ type ChildrenInput struct {
 // would fail the Gateway hostname policy and take the whole Gateway down; a
 // tenant with its own apex needs its own TenantGateway).
 func InheritingChildApexes(in ChildrenInput) ([]string, []RejectedHostname) {
-	apex := NormalizeHostname(in.Apex)
+	apex := tenantgateway.NormalizeHostname(in.Apex)
 	// Sorted by name, so that of several namespaces with the same bad host
 	// label the first one is reported whatever the input order.
 	namespaces := slices.SortedFunc(slices.Values(in.Namespaces), func(a, b Namespace) int { return strings.Compare(a.Name, b.Name) })
@@ -44,7 +45,7 @@ func InheritingChildApexes(in ChildrenInput) ([]string, []RejectedHostname) {
 		if ns.Name == in.OwnerNamespace || ns.Labels[gatewayv1alpha1.LabelNamespaceGateway] != in.OwnerNamespace {
 			continue
 		}
-		host := NormalizeHostname(ns.Labels[gatewayv1alpha1.LabelNamespaceHost])
+		host := tenantgateway.NormalizeHostname(ns.Labels[gatewayv1alpha1.LabelNamespaceHost])
 		if host == "" || host == apex {
 			continue
 		}
