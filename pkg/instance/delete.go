@@ -16,9 +16,7 @@ import (
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
-	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
-	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
 // reconcileDelete holds a finalizing instance until its backing object is
@@ -33,26 +31,33 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst 
 	if len(ours) == 0 {
 		return ctrl.Result{}, nil
 	}
-	// The backing object at the derived name in the instance's namespace
-	// when the instance controls it, and every object it owns elsewhere
-	// (platform.go).
-	target := &unstructured.Unstructured{}
-	target.SetGroupVersionKind(r.Backend.TargetGVK())
-	target.SetNamespace(inst.GetNamespace())
-	target.SetName(r.Backend.TargetName(def, inst))
-	live, err := ssa.Get(ctx, r.APIReader, target)
-	if err != nil {
-		return ctrl.Result{}, err
+	// The backing objects at the derived name, in the instance's namespace
+	// (when the instance controls it) and where the placement puts it, and
+	// every object it owns elsewhere (platform.go), read from the cache: a
+	// delete sends no read to the API server but for an object created a
+	// moment ago, which the cache may not hold yet (see live).
+	namespaces := []string{inst.GetNamespace()}
+	if ns := r.Components.Placement.Namespace(inst); ns != inst.GetNamespace() {
+		namespaces = append(namespaces, ns)
 	}
-	if live != nil && ownership.Check(live.GetKind(), live, ownerOf(inst)) != nil {
-		live = nil
+	var known []*unstructured.Unstructured
+	for _, ns := range namespaces {
+		target := &unstructured.Unstructured{}
+		target.SetGroupVersionKind(r.Backend.TargetGVK())
+		target.SetNamespace(ns)
+		target.SetName(r.Backend.TargetName(def, inst))
+		live, err := r.live(ctx, target)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		known = append(known, live)
 	}
-	left, err := r.deleteOwned(ctx, inst, live)
+	left, err := r.deleteOwned(ctx, inst, known...)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if len(left) > 0 {
-		live = left[0]
+		live := left[0]
 		old, _ := readStatus(inst)
 		status := *old.DeepCopy()
 		h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}

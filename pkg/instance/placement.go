@@ -60,7 +60,10 @@ func (InstanceNamespace) decide(_ context.Context, _ *Reconciler, t *target) (ow
 
 func (InstanceNamespace) applyFailed(_ *Reconciler, err error, _ string) error { return err }
 
-func (InstanceNamespace) gone(context.Context, *Reconciler, dynamicwatch.Request) error { return nil }
+func (InstanceNamespace) gone(_ context.Context, r *Reconciler, req dynamicwatch.Request) error {
+	r.forgetTarget(req)
+	return nil
+}
 
 // PlatformNamespaces places the backing object in a namespace the platform
 // owns, one per tenant namespace, instead of the instance's own (the
@@ -149,5 +152,6 @@ func (PlatformNamespaces) applyFailed(r *Reconciler, err error, ns string) error
 }
 
 func (PlatformNamespaces) gone(ctx context.Context, r *Reconciler, req dynamicwatch.Request) error {
+	r.forgetTarget(req)
 	return r.collectOrphans(ctx, req)
 }

@@ -159,17 +159,18 @@ func (r *Reconciler) forgetNamespace(name string) { r.namespaces.Delete(name) }
 
 // legacyTarget is the backing object inst controls (by ownerReference) in
 // its own namespace, written before the backend moved its objects to a
-// platform namespace; nil when there is none.
+// platform namespace; nil when there is none. It is read from the cache:
+// every version wrote the application labels the cache selects (CacheOptions),
+// so an object there without them was not written by the backend and is no
+// earlier version's. No create follows a miss here, and a legacy object is
+// never written again, so no read of the API server is needed to confirm one:
+// an instance costs no request here on any reconcile.
 func (r *Reconciler) legacyTarget(ctx context.Context, def *Definition, inst *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	key := &unstructured.Unstructured{}
 	key.SetGroupVersionKind(r.Backend.TargetGVK())
 	key.SetNamespace(inst.GetNamespace())
 	key.SetName(r.Backend.TargetName(def, inst))
-	// No create follows a miss here: look past the (label-filtered) cache.
 	live, err := ssa.Get(ctx, r.Client, key)
-	if err == nil && live == nil {
-		live, err = ssa.Get(ctx, r.APIReader, key)
-	}
 	if err != nil || live == nil {
 		return nil, err
 	}
@@ -188,27 +189,78 @@ func LegacyMessage(live client.Object, platformNS string) string {
 		live.GetObjectKind().GroupVersionKind().Kind, live.GetNamespace(), live.GetName(), platformNS)
 }
 
-// ownedTargets lists the backing objects inst owns, wherever they are: those
-// in a platform namespace whose uid label is inst's, and those in inst's
-// namespace it controls by ownerReference (the layout of the Helm backend,
-// and of Terraform objects written by earlier versions). It reads from the
-// API server, so an object written a moment ago is not missed.
-func (r *Reconciler) ownedTargets(ctx context.Context, inst client.Object) ([]*unstructured.Unstructured, error) {
+// indexOwner indexes the cached backing objects by the instance their
+// labels name (OwnerKeys): a delete finds an instance's objects in the cache,
+// with no LIST of the API server however many objects the cluster holds.
+const indexOwner = "apps.cozystack.io/owner"
+
+// OwnerKey names an instance in indexOwner: its kind, namespace and name. Pure.
+func OwnerKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// OwnerKeys are the keys a backing object is indexed under: the instance its
+// application labels name, in the namespace its namespace label names and,
+// when that differs, in its own namespace (an object an earlier version wrote
+// next to its instance carries no namespace label). None for an object without
+// the application kind and name labels. Pure.
+func OwnerKeys(o client.Object) []string {
+	l := o.GetLabels()
+	kind, name := l[appsv1alpha1.LabelApplicationKind], l[appsv1alpha1.LabelApplicationName]
+	if kind == "" || name == "" {
+		return nil
+	}
+	keys := []string{OwnerKey(kind, o.GetNamespace(), name)}
+	if ns := l[appsv1alpha1.LabelApplicationNamespace]; ns != "" && ns != o.GetNamespace() {
+		keys = append(keys, OwnerKey(kind, ns, name))
+	}
+	return keys
+}
+
+// indexOwned registers indexOwner on the cached backing objects.
+func (r *Reconciler) indexOwned(ctx context.Context, indexer client.FieldIndexer) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(r.Backend.TargetGVK())
+	return indexer.IndexField(ctx, u, indexOwner, OwnerKeys)
+}
+
+// cachedByOwner returns the cached backing objects whose labels name the
+// instance kind namespace/name (indexOwner), in any namespace.
+func (r *Reconciler) cachedByOwner(ctx context.Context, kind, namespace, name string) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	gvk := r.Backend.TargetGVK()
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := r.APIReader.List(ctx, list, client.MatchingLabels{
-		appsv1alpha1.LabelApplicationKind: inst.GetObjectKind().GroupVersionKind().Kind,
-		appsv1alpha1.LabelApplicationName: inst.GetName(),
-	}); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingFields{indexOwner: OwnerKey(kind, namespace, name)}); err != nil {
 		return nil, err
 	}
+	return list.Items, nil
+}
+
+// Owns reports whether o is a backing object of inst: in a platform namespace
+// with labels naming inst whole (uid included), or in inst's namespace with a
+// controller ownerReference to it. Pure.
+func Owns(o, inst client.Object) bool {
 	owner := ownership.Owner{GVK: inst.GetObjectKind().GroupVersionKind(), Name: inst.GetName(), UID: string(inst.GetUID())}
+	return LabelsName(o.GetLabels(), inst) || o.GetNamespace() == inst.GetNamespace() && ownership.IsControlledBy(o, owner)
+}
+
+// ownedTargets lists the backing objects inst owns (Owns), wherever they are:
+// those in a platform namespace whose uid label is inst's, and those in inst's
+// namespace it controls by ownerReference (the layout of the Helm backend,
+// and of Terraform objects written by earlier versions). It reads the cache
+// (indexOwner), which holds every object the backend wrote but one it created
+// a moment ago: the caller reads those (see live) and passes them as known.
+func (r *Reconciler) ownedTargets(ctx context.Context, inst client.Object, known ...*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	cached, err := r.cachedByOwner(ctx, inst.GetObjectKind().GroupVersionKind().Kind, inst.GetNamespace(), inst.GetName())
+	if err != nil {
+		return nil, err
+	}
 	var out []*unstructured.Unstructured
-	for i := range list.Items {
-		o := &list.Items[i]
-		if LabelsName(o.GetLabels(), inst) ||
-			o.GetNamespace() == inst.GetNamespace() && ownership.IsControlledBy(o, owner) {
+	for i := range cached {
+		if o := &cached[i]; Owns(o, inst) {
+			out = append(out, o)
+		}
+	}
+	for _, o := range known {
+		if o != nil && Owns(o, inst) && !containsUID(out, o) {
 			out = append(out, o)
 		}
 	}
@@ -216,21 +268,23 @@ func (r *Reconciler) ownedTargets(ctx context.Context, inst client.Object) ([]*u
 }
 
 // deleteOwned deletes the backing objects inst owns (and that are not being
-// deleted already) and returns those still present.
-func (r *Reconciler) deleteOwned(ctx context.Context, inst client.Object, extra *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	owned, err := r.ownedTargets(ctx, inst)
+// deleted already) and returns those still present. known are backing
+// objects the caller read (nil entries ignored), kept when inst owns them.
+func (r *Reconciler) deleteOwned(ctx context.Context, inst client.Object, known ...*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	owned, err := r.ownedTargets(ctx, inst, known...)
 	if err != nil {
 		return nil, err
-	}
-	if extra != nil && !containsUID(owned, extra) {
-		owned = append(owned, extra)
 	}
 	for _, o := range owned {
 		if !o.GetDeletionTimestamp().IsZero() {
 			continue
 		}
-		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: ptr.To(o.GetUID())}); client.IgnoreNotFound(err) != nil {
+		err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptr.To(o.GetUID())})
+		if apierrors.IsNotFound(err) {
+			continue // deleted already; the cache has not seen it go yet
+		}
+		if err != nil {
 			return nil, err
 		}
 		r.events().Normal(inst, nil, appsv1alpha1.EventBackingObjectDeleted, "Delete", fmt.Sprintf("deleted %s %s/%s with the instance", o.GetKind(), o.GetNamespace(), o.GetName()))
@@ -322,28 +376,33 @@ func (r *Reconciler) replaceStale(ctx context.Context, live *unstructured.Unstru
 // across namespaces, and an instance can go without the backend's finalizer
 // having run (a tenant may remove finalizers from its own instances, or it
 // was deleted while this controller was not running). Called when a request
-// finds no instance; the API server, not the cache, has the last word.
+// finds no instance. The candidates are read from the cache (indexOwner): an
+// object the cache does not hold yet brings its own request here once it
+// does, through the watch of the backing objects. Only when there is one to
+// delete is the instance's absence confirmed with the API server, which has
+// the last word (the cache may be behind, or the instance in another shard):
+// an instance deleted through its finalizer, whose objects are gone, costs no
+// request here.
 func (r *Reconciler) collectOrphans(ctx context.Context, req dynamicwatch.Request) error {
+	cached, err := r.cachedByOwner(ctx, req.GVK.Kind, req.Namespace, req.Name)
+	if err != nil {
+		return err
+	}
+	var orphans []*unstructured.Unstructured
+	for i := range cached {
+		if o := &cached[i]; Orphan(o, req) {
+			orphans = append(orphans, o)
+		}
+	}
+	if len(orphans) == 0 {
+		return nil
+	}
 	probe := &metav1.PartialObjectMetadata{}
 	probe.SetGroupVersionKind(req.GVK)
 	if err := r.APIReader.Get(ctx, req.NamespacedName, probe); !apierrors.IsNotFound(err) {
 		return err // it exists after all (a stale cache), or the read failed
 	}
-	list := &unstructured.UnstructuredList{}
-	gvk := r.Backend.TargetGVK()
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := r.APIReader.List(ctx, list, client.MatchingLabels{
-		appsv1alpha1.LabelApplicationKind:      req.GVK.Kind,
-		appsv1alpha1.LabelApplicationName:      req.Name,
-		appsv1alpha1.LabelApplicationNamespace: req.Namespace,
-	}); err != nil {
-		return err
-	}
-	for i := range list.Items {
-		o := &list.Items[i]
-		if !o.GetDeletionTimestamp().IsZero() || o.GetLabels()[appsv1alpha1.LabelApplicationUID] == "" {
-			continue
-		}
+	for _, o := range orphans {
 		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
 			client.Preconditions{UID: ptr.To(o.GetUID())}); client.IgnoreNotFound(err) != nil {
 			return err
@@ -352,4 +411,17 @@ func (r *Reconciler) collectOrphans(ctx context.Context, req dynamicwatch.Reques
 			"instance", req.String(), "uid", o.GetLabels()[appsv1alpha1.LabelApplicationUID])
 	}
 	return nil
+}
+
+// Orphan reports whether o, a backing object, is one collectOrphans deletes
+// once the instance req names is confirmed gone: its labels name that
+// instance's kind, namespace and name (any uid: every instance of that name
+// is gone), it carries a uid label (the backend wrote it in a platform
+// namespace; an object without one is not deleted), and it is not being
+// deleted already. Pure.
+func Orphan(o client.Object, req dynamicwatch.Request) bool {
+	l := o.GetLabels()
+	return o.GetDeletionTimestamp().IsZero() && l[appsv1alpha1.LabelApplicationUID] != "" &&
+		l[appsv1alpha1.LabelApplicationKind] == req.GVK.Kind && l[appsv1alpha1.LabelApplicationName] == req.Name &&
+		l[appsv1alpha1.LabelApplicationNamespace] == req.Namespace
 }

@@ -58,7 +58,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Workers = 1
 	}
 	r.Components = r.Components.withDefaults()
-	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.Name, Creates: r.APIReader}
+	done := &handedOver{}
+	r.applier = ssa.Applier{Client: applyClient{Client: r.Client, done: done}, FieldManager: r.Name,
+		Creates: handOverReader{cache: r.Client, api: r.APIReader, done: done}}
 	r.defs = newRegistry()
 	r.watches = dynamicwatch.New(mgr.GetCache())
 
@@ -71,6 +73,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if err := c.Watch(r.watches); err != nil {
 		return err
+	}
+	// Deletes find an instance's backing objects in the cache (platform.go).
+	if err := r.indexOwned(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("indexing %s by instance: %w", r.Backend.TargetGVK().Kind, err)
 	}
 	// Backing objects map back to their instance through the contract labels.
 	if err := r.watches.Watch(r.Backend.TargetGVK(), dynamicwatch.Options{Map: mapTarget, Filter: hasApplicationLabels}); err != nil {

@@ -1,0 +1,384 @@
+package instance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
+	"github.com/cozyplane/cozyplane/pkg/manager"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/testenv"
+)
+
+// requestLog counts the reads (GET and LIST, watches aside) a client sends,
+// by verb and resource: "list configmaps", "get gizmos".
+type requestLog struct {
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+// wrap counts the requests sent through next.
+func (l *requestLog) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		l.count(req)
+		return next.RoundTrip(req)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+func (l *requestLog) count(req *http.Request) {
+	if req.Method == http.MethodGet && req.URL.Query().Get("watch") != "true" {
+		if verb, resource, ok := ReadOf(req.URL.Path); ok {
+			l.mu.Lock()
+			l.reads[verb+" "+resource]++
+			l.mu.Unlock()
+		}
+	}
+}
+
+// take returns the reads counted since the last take.
+func (l *requestLog) take() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.reads
+	l.reads = map[string]int{}
+	return out
+}
+
+// ReadOf names the verb (get or list) and resource of a GET of the API
+// server's path: /api/v1/namespaces/ns/configmaps is a list of configmaps,
+// /apis/g/v/namespaces/ns/gizmos/x a get of gizmos, /api/v1/namespaces/x a
+// get of namespaces. False for a path that is no resource's.
+func ReadOf(path string) (verb, resource string, ok bool) {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(segs) >= 2 && segs[0] == "api":
+		segs = segs[2:]
+	case len(segs) >= 3 && segs[0] == "apis":
+		segs = segs[3:]
+	default:
+		return "", "", false
+	}
+	if len(segs) >= 3 && segs[0] == "namespaces" {
+		segs = segs[2:]
+	}
+	switch len(segs) {
+	case 1:
+		return "list", segs[0], true
+	case 2, 3:
+		return "get", segs[0], true
+	}
+	return "", "", false
+}
+
+func TestReadOf(t *testing.T) {
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/ns/configmaps":                              "list configmaps",
+		"/api/v1/configmaps":                                            "list configmaps",
+		"/api/v1/namespaces/ns/configmaps/x":                            "get configmaps",
+		"/api/v1/namespaces":                                            "list namespaces",
+		"/api/v1/namespaces/x":                                          "get namespaces",
+		"/apis/apps.cozystack.io/v1alpha1/namespaces/n/gizmos/g":        "get gizmos",
+		"/apis/apps.cozystack.io/v1alpha1/namespaces/n/gizmos/g/status": "get gizmos",
+		"/apis/apps.cozystack.io/v1alpha1/gizmos":                       "list gizmos",
+		"/healthz": "",
+	} {
+		verb, resource, ok := ReadOf(path)
+		got := strings.TrimSpace(verb + " " + resource)
+		if got != want || ok != (want != "") {
+			t.Errorf("ReadOf(%s) = %q %v, want %q", path, got, ok, want)
+		}
+	}
+}
+
+func TestOwnerKeysOwnsOrphan(t *testing.T) {
+	inst := &unstructured.Unstructured{}
+	inst.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("Gizmo"))
+	inst.SetNamespace("tenant-a")
+	inst.SetName("one")
+	inst.SetUID("uid-1")
+	platform := func(uid string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "p-tenant-a", Name: "g-one", Labels: map[string]string{
+			appsv1alpha1.LabelApplicationKind: "Gizmo", appsv1alpha1.LabelApplicationName: "one",
+			appsv1alpha1.LabelApplicationNamespace: "tenant-a", appsv1alpha1.LabelApplicationUID: uid}}}
+	}
+	legacy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "g-one", Labels: map[string]string{
+		appsv1alpha1.LabelApplicationKind: "Gizmo", appsv1alpha1.LabelApplicationName: "one"},
+		OwnerReferences: []metav1.OwnerReference{ownership.ControllerRef(ownerOf(inst))}}}
+	stranger := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "g-one", Labels: map[string]string{
+		appsv1alpha1.LabelApplicationKind: "Gizmo", appsv1alpha1.LabelApplicationName: "one"}}}
+	// An object elsewhere whose ownerReference names the instance is not its:
+	// an ownerReference does not cross namespaces.
+	elsewhere := legacy.DeepCopy()
+	elsewhere.Namespace = "tenant-b"
+	unlabelled := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "g-one"}}
+	going := platform("uid-0")
+	going.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	going.Finalizers = []string{"x"}
+	req := dynamicwatch.Request{GVK: inst.GroupVersionKind(), NamespacedName: types.NamespacedName{Namespace: "tenant-a", Name: "one"}}
+	for _, tc := range []struct {
+		name   string
+		o      client.Object
+		keys   []string
+		owns   bool
+		orphan bool
+	}{
+		{"in the platform namespace", platform("uid-1"), []string{"Gizmo/p-tenant-a/one", "Gizmo/tenant-a/one"}, true, true},
+		{"an earlier instance's", platform("uid-0"), []string{"Gizmo/p-tenant-a/one", "Gizmo/tenant-a/one"}, false, true},
+		{"no uid label", platform(""), []string{"Gizmo/p-tenant-a/one", "Gizmo/tenant-a/one"}, false, false},
+		{"being deleted", going, []string{"Gizmo/p-tenant-a/one", "Gizmo/tenant-a/one"}, false, false},
+		{"legacy, next to its instance", legacy, []string{"Gizmo/tenant-a/one"}, true, false},
+		{"next to the instance, not controlled", stranger, []string{"Gizmo/tenant-a/one"}, false, false},
+		{"controlled, in another namespace", elsewhere, []string{"Gizmo/tenant-b/one"}, false, false},
+		{"no application labels", unlabelled, nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := OwnerKeys(tc.o); fmt.Sprint(got) != fmt.Sprint(tc.keys) {
+				t.Errorf("OwnerKeys = %v, want %v", got, tc.keys)
+			}
+			if got := Owns(tc.o, inst); got != tc.owns {
+				t.Errorf("Owns = %v, want %v", got, tc.owns)
+			}
+			if got := Orphan(tc.o, req); got != tc.orphan {
+				t.Errorf("Orphan = %v, want %v", got, tc.orphan)
+			}
+		})
+	}
+}
+
+// TestPlatformRequests counts the reads the reconciler of a platform-namespace
+// backend (as the Terraform backend) sends to the API server: none per
+// instance when a definition change reaches every backing object, and none
+// per instance deleted (no LIST, no GET), however many objects the cluster
+// holds. Only an orphan costs one read: the GET that confirms its instance
+// is gone before anything is deleted.
+func TestPlatformRequests(t *testing.T) {
+	const n = 12
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = cozyv1alpha1.AddToScheme(scheme)
+	_ = apiextensionsv1.AddToScheme(scheme)
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	crd := widgetCRD()
+	crd.Name = "gizmos.apps.cozystack.io"
+	crd.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Kind: "Gizmo", Plural: "gizmos", ListKind: "GizmoList", Singular: "gizmo"}
+	must(c.Create(ctx, crd))
+	eventually(t, "the Gizmo CRD established", func() error {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, types.NamespacedName{Name: crd.Name}, got); err != nil {
+			return err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not established")
+	})
+	tenants := []string{"tenant-r1", "tenant-r2"}
+	for _, ns := range tenants {
+		must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	def := &cozyv1alpha1.ApplicationDefinition{}
+	must(yaml.Unmarshal([]byte(`
+metadata: {name: gizmo}
+spec:
+  application: {kind: Gizmo, plural: gizmos, singular: gizmo, openAPISchema: '{"type":"object"}'}
+  backend:
+    type: Terraform
+    terraform:
+      prefix: z-
+      labels: {tier: bronze}
+      sourceRef: {kind: OCIRepository, name: gizmo, namespace: cozy-system}
+`), def))
+	must(c.Create(ctx, def))
+	defer func() { _ = c.Delete(context.Background(), def) }()
+	def.Status.CRDName = crd.Name
+	must(c.Status().Update(ctx, def))
+
+	// The reconciler's manager sends every request through reads.
+	reads := &requestLog{reads: map[string]int{}}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WrapTransport = reads.wrap
+	opts := manager.NewOptions("cozystack-requests-test")
+	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
+	backend := platformBackend{}
+	Configure(&opts, backend)
+	mgr, err := manager.NewWithConfig(opts, cfg, scheme, CacheOptions(backend))
+	must(err)
+	r := &Reconciler{Name: "cozystack-requests-test", Backend: backend, Components: backend.components(), Client: mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("cozystack-requests-test"), Workers: 4}
+	must(r.SetupWithManager(mgr))
+	go func() { _ = mgr.Start(ctx) }()
+
+	gvk := appsv1alpha1.GroupVersion.WithKind("Gizmo")
+	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	var instances []*unstructured.Unstructured
+	for i := range n {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"size": int64(i)}}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace(tenants[i%len(tenants)])
+		u.SetName(fmt.Sprintf("g%d", i))
+		must(c.Create(ctx, u))
+		instances = append(instances, u)
+	}
+	// backing reports how many backing objects carry label tier=tier, and
+	// how many there are.
+	backing := func(tier string) (int, int) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(cmGVK.GroupVersion().WithKind("ConfigMapList"))
+		must(c.List(ctx, list, client.MatchingLabels{appsv1alpha1.LabelApplicationKind: "Gizmo"}))
+		with := 0
+		for _, o := range list.Items {
+			if o.GetLabels()["tier"] == tier {
+				with++
+			}
+		}
+		return with, len(list.Items)
+	}
+	settled := func(tier string) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("%d backing objects with tier=%s and instances with a status", n, tier), func() error {
+			if with, _ := backing(tier); with != n {
+				return fmt.Errorf("%d of %d", with, n)
+			}
+			for _, u := range instances {
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(gvk)
+				if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+					return err
+				}
+				if st, _ := readStatus(got); st.ObservedGeneration == 0 {
+					return fmt.Errorf("%s has no status yet", u.GetName())
+				}
+			}
+			return nil
+		})
+		// Done means nothing more happens: the reconciles the writes
+		// brought have run.
+		testenv.Settled(t, 20*time.Second, time.Second, func() int { return reconciles(t, "cozystack-requests-test") })
+	}
+	settled("bronze")
+
+	// relabel changes the definition's labels, which every backing object
+	// carries, and waits until each has them; it returns the reads sent.
+	relabel := func(tier string) map[string]int {
+		t.Helper()
+		reads.take()
+		cur := &cozyv1alpha1.ApplicationDefinition{}
+		must(c.Get(ctx, types.NamespacedName{Name: "gizmo"}, cur))
+		b, _ := json.Marshal(map[string]any{"spec": map[string]any{"backend": map[string]any{"terraform": map[string]any{"labels": map[string]any{"tier": tier}}}}})
+		must(c.Patch(ctx, cur, client.RawPatch(types.MergePatchType, b)))
+		settled(tier)
+		got := reads.take()
+		t.Logf("reads while %d instances followed a definition change to tier=%s: %s", n, tier, sorted(got))
+		return got
+	}
+
+	t.Run("a definition change reaches every backing object with no read of the API server but the one hand-over", func(t *testing.T) {
+		// The first apply to an object made by a plain create hands the
+		// create's fields to the apply entry, reading them from the API
+		// server (the cache drops managed fields): once per object.
+		if got := relabel("gold"); got["get configmaps"] > n || got["list configmaps"]+got["get gizmos"]+got["list gizmos"] != 0 {
+			t.Fatalf("reads of backing objects or instances: %v, want at most one hand-over GET per object", sorted(got))
+		}
+		if got := relabel("platinum"); got["get configmaps"]+got["list configmaps"]+got["get gizmos"]+got["list gizmos"] != 0 {
+			t.Fatalf("reads of backing objects or instances: %v, want none", sorted(got))
+		}
+	})
+
+	t.Run("an orphan costs one read, the GET that confirms its instance is gone", func(t *testing.T) {
+		reads.take()
+		ghost := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: backend.TargetNamespace(tenants[0]), Name: "z-ghost", Labels: map[string]string{
+			appsv1alpha1.LabelApplicationKind: "Gizmo", appsv1alpha1.LabelApplicationGroup: "apps.cozystack.io", appsv1alpha1.LabelApplicationName: "ghost",
+			appsv1alpha1.LabelApplicationNamespace: tenants[0], appsv1alpha1.LabelApplicationUID: "gone-uid"}}}
+		must(c.Create(ctx, ghost))
+		eventually(t, "the orphan deleted", func() error {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(ghost), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there: %v", err)
+			}
+			return nil
+		})
+		testenv.Settled(t, 20*time.Second, time.Second, func() int { return reconciles(t, "cozystack-requests-test") })
+		got := reads.take()
+		t.Logf("reads for one orphan: %s", sorted(got))
+		if got["get gizmos"] < 1 || got["list configmaps"]+got["get configmaps"]+got["list gizmos"] != 0 {
+			t.Fatalf("reads for one orphan: %v, want the instance's GET and no other read of instances or backing objects", sorted(got))
+		}
+	})
+
+	t.Run("deleting instances sends no LIST and no GET", func(t *testing.T) {
+		reads.take()
+		for _, u := range instances {
+			must(c.Delete(ctx, u))
+		}
+		eventually(t, "every instance and backing object gone", func() error {
+			for _, u := range instances {
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(gvk)
+				if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("instance %s still there: %v", u.GetName(), err)
+				}
+			}
+			if _, all := backing(""); all != 0 {
+				return fmt.Errorf("%d backing objects left", all)
+			}
+			return nil
+		})
+		testenv.Settled(t, 20*time.Second, time.Second, func() int { return reconciles(t, "cozystack-requests-test") })
+		got := reads.take()
+		t.Logf("reads while %d instances were deleted: %s", n, sorted(got))
+		if got["get configmaps"]+got["list configmaps"]+got["get gizmos"]+got["list gizmos"] != 0 {
+			t.Fatalf("reads of backing objects or instances while %d instances were deleted: %v", n, sorted(got))
+		}
+	})
+}
+
+func sorted(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%d ", k, m[k])
+	}
+	return strings.TrimSpace(b.String())
+}
