@@ -82,7 +82,7 @@ type gathered struct {
 }
 
 // phases are the steps of a reconcile, in order; the first error ends it
-// (reconcile turns it into the condition).
+// (certificatesReady turns it into the condition).
 func (r *Reconciler) phases() []phase.Phase[*gathered] {
 	return []phase.Phase[*gathered]{
 		{Name: "issuer", Run: r.issuer},             // the Issuer, or none
