@@ -1,0 +1,51 @@
+package measure
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Runs is how many times a shape is measured: its verdict is the median of
+// the runs' own figures, with their range printed beside as the spread, so
+// one run (on a machine whose speed moves by itself) is never the verdict.
+const Runs = 3
+
+// RunEfficiencies is, for each run, the efficiency of its own times: the
+// writes a perfect controller must send per item, sent raw (raw[k]), over the
+// pipeline's time (pipeline[k]). Both sides of run k were measured in the
+// same run; no work left behind is added to either.
+func RunEfficiencies(writes int, raw, pipeline []time.Duration) []float64 {
+	out := make([]float64, min(len(raw), len(pipeline)))
+	for k := range out {
+		out[k] = Efficiency(writes, raw[k], pipeline[k])
+	}
+	return out
+}
+
+// Spread is the median of xs and their lowest and highest values (zeros for
+// none).
+func Spread(xs []float64) (median, lo, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	return Median(xs), slices.Min(xs), slices.Max(xs)
+}
+
+// MedianFigure prints the median of the runs' figures xs with its target,
+// its verdict (on the median) and the runs' range beside, and returns its
+// row: setting, figure, value, target, verdict.
+func MedianFigure(setting, name string, xs []float64, unit string, target float64, higherIsBetter bool) []string {
+	m, lo, hi := Spread(xs)
+	return Figure(setting, fmt.Sprintf("%s, median of %d (%.2f-%.2f)", name, len(xs), lo, hi), m, unit, target, higherIsBetter)
+}
+
+// Missed reports whether any row's verdict is "missed".
+func Missed(rows [][]string) bool {
+	for _, r := range rows {
+		if len(r) == 5 && r[4] == "missed" {
+			return true
+		}
+	}
+	return false
+}
