@@ -37,7 +37,7 @@ func main() {
 			}}, nil
 		},
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
-			r := &controller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
+			r := &controller.Reconciler{Name: Name, Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
 			return r.SetupWithManager(mgr, opts.Workers)
 		},
 	})

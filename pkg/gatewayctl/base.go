@@ -16,6 +16,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/record"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // Base is what every gateway controller's reconciler is built on: its
@@ -94,7 +95,7 @@ func (b Base) Delete(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, ob
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 	}
-	CountWrite(b.Name, kind, "deleted")
+	writemetric.Count(b.Name, kind, writemetric.Deleted)
 	log.FromContext(ctx).Info("deleted", "kind", kind, "name", obj.GetName(), "why", why)
 	b.Events().Normal(tgw, obj, gatewayv1alpha1.EventDeleted, "Delete", fmt.Sprintf("%s %s: %s", kind, obj.GetName(), why))
 	return nil

@@ -11,18 +11,12 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // Metrics of the gateway controllers, served with controller-runtime's on the
-// metrics endpoint.
+// metrics endpoint. Their writes are counted in pkg/writemetric.
 var (
-	// writesTotal counts applies of derived objects by outcome. A settled
-	// system adds nothing.
-	writesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cozystack_gateway_object_writes_total",
-		Help: "Objects derived from TenantGateways written, by controller, kind and outcome (created, updated, corrected, deleted).",
-	}, []string{"controller", "kind", "outcome"})
-
 	// refusalsTotal counts reconciles that found an object with a derived
 	// name (or a namespace label) that the TenantGateway does not own.
 	refusalsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -32,21 +26,22 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(writesTotal, refusalsTotal)
+	metrics.Registry.MustRegister(refusalsTotal)
 }
 
 // Apply applies desired with applier and counts the write.
 func Apply(ctx context.Context, applier ssa.Applier, desired, live *unstructured.Unstructured) (ssa.Result, error) {
 	res, err := applier.Apply(ctx, desired, live)
-	if err == nil && res != ssa.Unchanged {
-		writesTotal.WithLabelValues(applier.FieldManager, desired.GetKind(), res.String()).Inc()
+	if err == nil {
+		writemetric.Applied(applier.FieldManager, desired.GetKind(), res)
 	}
 	return res, err
 }
 
-// CountWrite counts a write Apply did not make (a delete, a patch).
+// CountWrite counts a write Apply did not make (a delete, a patch) in
+// writemetric's counter; outcome is one of writemetric's.
 func CountWrite(controller, kind, outcome string) {
-	writesTotal.WithLabelValues(controller, kind, outcome).Inc()
+	writemetric.Count(controller, kind, outcome)
 }
 
 // CountRefusal counts a takeover refusal.

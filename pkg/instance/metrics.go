@@ -6,17 +6,9 @@ import (
 )
 
 // Metrics of the backend controllers, served with controller-runtime's on
-// the metrics endpoint.
+// the metrics endpoint. Their writes of backing objects are counted in
+// pkg/writemetric, by the instance's kind.
 var (
-	// writesTotal counts backing-object applies by outcome: created, updated
-	// (the desired state changed), corrected (someone else changed our
-	// fields), suspended or resumed (spec.suspend set by the instance's
-	// suspend annotation; see operations.go). A settled system adds nothing.
-	writesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cozystack_backing_object_writes_total",
-		Help: "Backing objects written, by controller, kind of the instance and outcome (created, updated, corrected, adopted, suspended, resumed).",
-	}, []string{"controller", "kind", "outcome"})
-
 	// takeoverRefusalsTotal counts reconciles that found an object with the
 	// derived name that the instance does not control.
 	takeoverRefusalsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -39,5 +31,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(writesTotal, takeoverRefusalsTotal, adoptionsTotal, servedKinds)
+	metrics.Registry.MustRegister(takeoverRefusalsTotal, adoptionsTotal, servedKinds)
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // IsSuspended reports whether the instance asks to be suspended: its
@@ -320,10 +321,10 @@ func (r *Reconciler) applySuspend(ctx context.Context, inst, live *unstructured.
 	if err := r.Client.Patch(ctx, live, patch, client.FieldOwner(r.Name)); err != nil {
 		return false, fmt.Errorf("setting spec.suspend=%t on %s %s: %w", suspend, live.GetKind(), live.GetName(), err)
 	}
-	outcome := map[bool]string{true: "suspended", false: "resumed"}[suspend]
+	outcome := map[bool]string{true: writemetric.Suspended, false: writemetric.Resumed}[suspend]
 	log.FromContext(ctx).Info("backing object "+outcome, "instance", client.ObjectKeyFromObject(inst), "kind", live.GetKind(), "name", live.GetName(),
 		"why", "the instance's "+appsv1alpha1.AnnotationSuspend+" annotation")
-	writesTotal.WithLabelValues(r.Name, inst.GetKind(), outcome).Inc()
+	writemetric.Count(r.Name, inst.GetKind(), outcome)
 	if suspend {
 		r.events().Normal(inst, nil, appsv1alpha1.EventSuspended, "Suspend", fmt.Sprintf("set spec.suspend=true on %s %s; its drift is no longer corrected", live.GetKind(), live.GetName()))
 		return true, nil

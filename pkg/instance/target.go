@@ -14,6 +14,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // target is what the phases of reconcileTarget learn and pass on.
@@ -180,7 +181,7 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 	}
 	if t.verdict == ownership.Adopt {
 		adoptionsTotal.WithLabelValues(r.Name, inst.GetKind()).Inc()
-		writesTotal.WithLabelValues(r.Name, inst.GetKind(), "adopted").Inc()
+		writemetric.Count(r.Name, inst.GetKind(), writemetric.Adopted)
 		kept := "its spec was kept"
 		if desired.GetGeneration() != live.GetGeneration() {
 			kept = fmt.Sprintf("its spec was brought to the desired state (generation %d to %d)", live.GetGeneration(), desired.GetGeneration())
@@ -196,7 +197,7 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 	kind, name := desired.GetKind(), desired.GetName()
 	t.result = live
 	if res != ssa.Unchanged {
-		writesTotal.WithLabelValues(r.Name, inst.GetKind(), res.String()).Inc()
+		writemetric.Applied(r.Name, inst.GetKind(), res)
 		// desired is now the object as it is, so the status projected
 		// below is already current: an apply decodes the API server's
 		// answer into it; a create's answer carries the metadata only (the

@@ -76,7 +76,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *cozyv1alpha1.Appl
 		if crd.DeletionTimestamp != nil {
 			continue
 		}
-		if err := r.Client.Delete(ctx, crd, client.Preconditions{UID: ptr.To(crd.UID)}); client.IgnoreNotFound(err) != nil {
+		if err := r.deleteOwned(ctx, crd, "CustomResourceDefinition"); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
 		r.events().Normal(def, nil, cozyv1alpha1.EventCRDDeleted, "Delete", fmt.Sprintf("deleted CRD %s: no instance of %s is left", crd.Name, crd.Spec.Names.Kind))

@@ -21,6 +21,7 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 	"github.com/cozyplane/cozyplane/pkg/testenv"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 func TestServesKind(t *testing.T) {
@@ -57,6 +58,12 @@ func TestServesKind(t *testing.T) {
 	for _, mf := range crd.ManagedFields {
 		if mf.Operation == metav1.ManagedFieldsOperationApply && mf.Manager != "cozystack-appdef" {
 			t.Errorf("applied by %s", mf.Manager)
+		}
+	}
+	// Its writes are counted with every controller's.
+	for _, kind := range []string{"CustomResourceDefinition", "ClusterRole"} {
+		if n := writemetric.Counted("cozystack-appdef", kind, "created"); n < 1 {
+			t.Errorf("%s created = %v, want at least 1", kind, n)
 		}
 	}
 
@@ -302,6 +309,9 @@ func TestDeletionWaitsForInstances(t *testing.T) {
 		_, crdThere := getCRD(t, "itdeletes.apps.cozystack.io")
 		return apierrors.IsNotFound(err) && !crdThere, "definition: " + errString(err)
 	})
+	if n := writemetric.Counted("cozystack-appdef", "CustomResourceDefinition", "deleted"); n < 1 {
+		t.Errorf("CustomResourceDefinition deleted = %v, want at least 1", n)
+	}
 }
 
 // TestShadowingAPIServiceIsReported: an APIService that proxies

@@ -19,6 +19,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // getEitherWay reads an object from the cache, and when it is not there
@@ -111,5 +112,28 @@ func (r *Reconciler) applyOwned(ctx context.Context, desired client.Object, owne
 			return ssa.Unchanged, err
 		}
 	}
-	return r.applier.Apply(ctx, u, liveU)
+	return r.apply(ctx, u, liveU)
+}
+
+// apply server-side applies desired over live (nil: not found) with the
+// definition's field manager and counts the write (pkg/writemetric).
+func (r *Reconciler) apply(ctx context.Context, desired, live *unstructured.Unstructured) (ssa.Result, error) {
+	res, err := r.applier.Apply(ctx, desired, live)
+	if err == nil {
+		writemetric.Applied(r.FieldManager, desired.GetKind(), res)
+	}
+	return res, err
+}
+
+// deleteOwned deletes obj, an object of kind that a definition controls,
+// with a UID precondition (an object someone recreated meanwhile is not
+// deleted), and counts the write. Errors, NotFound included, are returned
+// as they are.
+func (r *Reconciler) deleteOwned(ctx context.Context, obj client.Object, kind string) error {
+	uid := obj.GetUID()
+	if err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil {
+		return err
+	}
+	writemetric.Count(r.FieldManager, kind, writemetric.Deleted)
+	return nil
 }

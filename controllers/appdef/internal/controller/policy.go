@@ -286,7 +286,7 @@ func (r *Reconciler) applyInstanceKeys(ctx context.Context, def *cozyv1alpha1.Ap
 			"the spec is free-form, so its top-level keys are checked by the %s %s, which does not exist: install it with the policies chart (policies/appdef-instance-keys.yaml); the kind is not served until then",
 			missing, InstanceKeysPolicy))
 	}
-	res, err := r.applier.Apply(ctx, desired, live)
+	res, err := r.apply(ctx, desired, live)
 	if err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return stalled(cozyv1alpha1.ReasonCRDRejected, "the API server refused ValidatingAdmissionPolicy %s: %s", InstanceKeysPolicy, apiMessage(err))

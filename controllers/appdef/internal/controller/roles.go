@@ -8,7 +8,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -197,7 +196,7 @@ func (r *Reconciler) deleteRoles(ctx context.Context, def *cozyv1alpha1.Applicat
 		if keep[role.Name] || !ownership.IsControlledBy(role, definitionOwner(def)) || role.DeletionTimestamp != nil {
 			continue
 		}
-		if err := r.Client.Delete(ctx, role, client.Preconditions{UID: ptr.To(role.UID)}); err != nil {
+		if err := r.deleteOwned(ctx, role, "ClusterRole"); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}

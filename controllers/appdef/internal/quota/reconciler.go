@@ -34,6 +34,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/record"
 	cozyschema "github.com/cozyplane/cozyplane/pkg/schema"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // RBAC, on top of the appdef controller's (charts/appdef/templates/clusterrole.yaml):
@@ -215,6 +216,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("deleting ResourceQuota %s/%s: %w", req.Name, Name, err)
 		}
+		if err == nil {
+			writemetric.Count(r.FieldManager, "ResourceQuota", writemetric.Deleted)
+		}
 		r.events().Normal(ns, nil, cozyv1alpha1.EventQuotaDeleted, "Delete", fmt.Sprintf("no instance limit is wanted in %s (flags or annotations %s, %s): ResourceQuota %s deleted", req.Name, AnnotationInstances, AnnotationTenants, Name))
 	}
 	return later, nil
@@ -281,6 +285,7 @@ func (r *Reconciler) countMissing(ctx context.Context, ns client.Object, q *core
 		}
 		return fmt.Errorf("writing the usage of ResourceQuota %s/%s: %w", q.Namespace, Name, err)
 	}
+	writemetric.Count(r.FieldManager, "ResourceQuota", writemetric.Status)
 	r.events().Normal(ns, nil, cozyv1alpha1.EventUsageCounted, "Count", fmt.Sprintf("ResourceQuota %s enforced kinds the quota controller had not counted yet (every create of them was refused): usage written %s", Name, describe(used)))
 	log.FromContext(ctx).Info("instance quota usage counted", "namespace", q.Namespace, "used", used)
 	return nil
@@ -325,6 +330,7 @@ func (r *Reconciler) apply(ctx context.Context, ns client.Object, live, desired 
 	if err != nil {
 		return fmt.Errorf("writing ResourceQuota %s/%s: %w", desired.Namespace, Name, err)
 	}
+	writemetric.Applied(r.FieldManager, "ResourceQuota", res)
 	if res != ssa.Unchanged {
 		r.events().Normal(ns, nil, cozyv1alpha1.EventQuotaWritten, "Apply", fmt.Sprintf("ResourceQuota %s %s: %s", Name, res, describe(desired.Spec.Hard)))
 		log.FromContext(ctx).Info("instance quota written", "namespace", desired.Namespace, "result", res.String())

@@ -33,6 +33,7 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/instance"
 	"github.com/cozyplane/cozyplane/pkg/lineage"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // Labels helm-controller's origin post-renderer writes on every object a
@@ -96,6 +97,9 @@ func CacheByObject() map[client.Object]cache.ByObject {
 
 // Reconciler labels the objects of one namespace.
 type Reconciler struct {
+	// Name is the controller's, the label of its writes' count
+	// (pkg/writemetric).
+	Name   string
 	Client client.Client
 	// Reader reads what the cache does not hold: an object's owners.
 	Reader client.Reader
@@ -367,6 +371,7 @@ func (r *Reconciler) label(ctx context.Context, o *metav1.PartialObjectMetadata,
 		}
 		return fmt.Errorf("labelling %s %s/%s: %w", kind, o.Namespace, o.Name, err)
 	}
+	writemetric.Count(r.Name, kind, writemetric.Labelled)
 	log.FromContext(ctx).Info("labelled", "kind", kind, "namespace", o.Namespace, "name", o.Name, "labels", diff)
 	return nil
 }
