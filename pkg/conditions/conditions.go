@@ -82,6 +82,15 @@ func MarkReconciling(obj Object, reason, message string) {
 	Delete(obj, Stalled)
 }
 
+// MarkNotReadyReconciling sets Ready=False and Reconciling=True: not ready,
+// and the controller is still at work on it (waiting for another actor to
+// act, or retrying after an error), so no one needs to act yet.
+func MarkNotReadyReconciling(obj Object, reason, message string) {
+	Set(obj, Ready, metav1.ConditionFalse, reason, message)
+	Set(obj, Reconciling, metav1.ConditionTrue, reason, message)
+	Delete(obj, Stalled)
+}
+
 // MarkNotReady sets Ready=False without claiming the object is stalled: the
 // controller expects the cause to go away (a dependency not ready yet).
 func MarkNotReady(obj Object, reason, message string) {

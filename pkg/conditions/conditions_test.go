@@ -56,6 +56,7 @@ func TestKstatusConformance(t *testing.T) {
 		{"reconciling", func(f *fake) { MarkReconciling(f, "Progressing", "applying") }, 3, status.InProgressStatus},
 		{"stalled", func(f *fake) { MarkStalled(f, "InvalidSchema", "bad") }, 3, status.FailedStatus},
 		{"not ready", func(f *fake) { MarkNotReady(f, "Waiting", "dependency") }, 3, status.InProgressStatus},
+		{"not ready, reconciling", func(f *fake) { MarkNotReadyReconciling(f, "Waiting", "dependency") }, 3, status.InProgressStatus},
 		{"stalled then fixed", func(f *fake) {
 			MarkStalled(f, "InvalidSchema", "bad")
 			MarkReady(f, "Served", "ok")

@@ -33,7 +33,8 @@ const (
 	// kstatus: True while Ready is Unknown or False for a reason that more
 	// time can fix (the Gateway implementation, cert-manager or another
 	// controller still has to act, an API error is retried), with Ready's
-	// reason and message. False otherwise.
+	// reason and message. Absent otherwise (pkg/conditions: one convention
+	// for every kind).
 	ConditionReconciling = "Reconciling"
 
 	// ConditionStalled (negative; owner gateway-listeners), for kstatus:
@@ -41,7 +42,7 @@ const (
 	// must change (too many listeners, a spec that cannot be served, an
 	// unknown issuer, a GatewayClass that does not accept the Gateway);
 	// retrying will not help. kstatus tools then report the TenantGateway
-	// as Failed. False otherwise.
+	// as Failed. Absent otherwise.
 	ConditionStalled = "Stalled"
 
 	// ConditionListenersReady (positive; owner gateway-listeners): the

@@ -29,9 +29,10 @@ func TestFailedStatus(t *testing.T) {
 	if len(st.Listeners) != 1 || st.Listeners[0].Name != "http" || !st.OwnsListeners || !st.ObservedGeneration {
 		t.Errorf("own Gateway: %+v", st)
 	}
+	// Reconciling is left out: it is present only while True.
 	want := map[string]metav1.ConditionStatus{
 		gatewayv1alpha1.ConditionReady: metav1.ConditionFalse, gatewayv1alpha1.ConditionStalled: metav1.ConditionTrue,
-		gatewayv1alpha1.ConditionReconciling: metav1.ConditionFalse, gatewayv1alpha1.ConditionListenersReady: metav1.ConditionFalse,
+		gatewayv1alpha1.ConditionListenersReady:    metav1.ConditionFalse,
 		gatewayv1alpha1.ConditionHostnamesRejected: metav1.ConditionFalse,
 	}
 	if len(st.Conditions) != len(want) {

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
 )
 
 // informing are the conditions of the other controllers, in the order their
@@ -58,28 +59,28 @@ func Ready(conds []metav1.Condition, generation int64) metav1.Condition {
 }
 
 // Summarize computes the conditions gateway-listeners writes for kstatus
-// from the TenantGateway's conditions: Ready (see Ready), and Reconciling
-// and Stalled derived from it. Stalled is True when Ready is False for a
-// reason in gatewayv1alpha1.StalledReasons; Reconciling is True when Ready
-// is Unknown or False for any other reason. Both carry Ready's reason and
-// message when True; both are False, reason Ready's, when Ready is True.
+// from the TenantGateway's conditions: Ready (see Ready), with Reconciling
+// and Stalled by the convention of every kind (pkg/conditions): Stalled
+// True when Ready is False for a reason in gatewayv1alpha1.StalledReasons,
+// Reconciling True when Ready is Unknown or False for any other reason,
+// each with Ready's reason and message; a type that is not True is left
+// out (the server-side apply of this controller's conditions removes it).
 // With status.observedGeneration written in the same apply, kstatus reads a
 // Ready TenantGateway as Current, a stalled one as Failed and the rest as
 // InProgress. This is the one place the summary is decided.
 func Summarize(conds []metav1.Condition, generation int64) []metav1.Condition {
 	ready := Ready(conds, generation)
-	c := func(t string, s metav1.ConditionStatus, msg string) metav1.Condition {
-		return metav1.Condition{Type: t, Status: s, Reason: ready.Reason, Message: msg}
-	}
-	stalled := ready.Status == metav1.ConditionFalse && slices.Contains(gatewayv1alpha1.StalledReasons, ready.Reason)
+	var out []metav1.Condition
+	h := conditions.Holder{Generation: generation, Conditions: &out}
 	switch {
 	case ready.Status == metav1.ConditionTrue:
-		return []metav1.Condition{ready, c(gatewayv1alpha1.ConditionReconciling, metav1.ConditionFalse, "ready"),
-			c(gatewayv1alpha1.ConditionStalled, metav1.ConditionFalse, "ready")}
-	case stalled:
-		return []metav1.Condition{ready, c(gatewayv1alpha1.ConditionReconciling, metav1.ConditionFalse, "stalled: the spec must change"),
-			c(gatewayv1alpha1.ConditionStalled, metav1.ConditionTrue, ready.Message)}
+		conditions.MarkReady(h, ready.Reason, ready.Message)
+	case ready.Status == metav1.ConditionUnknown:
+		conditions.MarkReconciling(h, ready.Reason, ready.Message)
+	case slices.Contains(gatewayv1alpha1.StalledReasons, ready.Reason):
+		conditions.MarkStalled(h, ready.Reason, ready.Message)
+	default:
+		conditions.MarkNotReadyReconciling(h, ready.Reason, ready.Message)
 	}
-	return []metav1.Condition{ready, c(gatewayv1alpha1.ConditionReconciling, metav1.ConditionTrue, ready.Message),
-		c(gatewayv1alpha1.ConditionStalled, metav1.ConditionFalse, "not stalled: waiting or retrying")}
+	return out
 }
