@@ -73,8 +73,8 @@ dev: ## dev-up, follow the logs, dev-down on Ctrl-C.
 	hack/dev.sh run
 
 .PHONY: bench
-bench: tools ## Measure the Helm backend and the gateway controllers against the performance budget (N=2000 instances; make bench N=10000).
-	hack/bench.sh $(or $(N),2000)
+bench: tools ## Measure the shapes of work against the performance budget (N=2000 instances; make bench SHAPE=fanout N=10000; docs/performance.md).
+	BENCH_SHAPES="$(SHAPE)" hack/bench.sh $(or $(N),2000)
 
 .PHONY: build
 build: ## Build every controller into .cache/bin.

@@ -9,6 +9,15 @@
 #                         runs several sizes; BENCH_ROUTES routes for
 #                         route-conflicts (default 5000; 0 skips the gateway)
 #
+# BENCH_SHAPES (make bench SHAPE=...) picks the shapes of work, by default
+# every one built: create (the pipeline below), fanout (a definition change
+# at N settled instances), delete (N instances deleted) and gateways (the
+# gateway controllers); manykinds and terraform are named but not built yet.
+# fanout and delete run at the controllers' defaults, three runs each against
+# the same requests sent raw in the same run (bench/cmd/bench/shapes.go).
+# The script exits non-zero when any figure misses its goal.
+# BENCH_DIR is the control plane's state directory (default .cache/bench).
+#
 # For each setting (the controllers' defaults, then TUNED) and size, on a
 # fresh control plane: the pipeline's requests sent by the bench alone before
 # the helm controller starts (T_direct); in rounds taken in turns, the raw
@@ -25,7 +34,16 @@
 source "$(dirname "$0")/lib.sh"
 SIZES=${BENCH_SIZES:-${1:-2000}}
 PARTS=${BENCH_SETTINGS:-defaults tuned shards gateway}
-DIR="${CACHE}/bench"
+SHAPES=${BENCH_SHAPES:-create fanout delete gateways}
+for s in ${SHAPES}; do
+  case ${s} in
+    create | fanout | delete | gateways) ;;
+    manykinds | terraform) die "bench: the ${s} shape is not built yet (built: create fanout delete gateways)" ;;
+    *) die "bench: unknown shape ${s} (create fanout delete manykinds terraform gateways)" ;;
+  esac
+done
+has_shape() { [[ " ${SHAPES} " == *" $1 "* ]]; }
+DIR="${BENCH_DIR:-${CACHE}/bench}"
 export PORT_BASE=${BENCH_PORT_BASE:-22000} CONTROLLER_PORT_BASE=${BENCH_CONTROLLER_PORT_BASE:-22600}
 CPB=${CONTROLLER_PORT_BASE}
 TUNED="--kube-api-qps=2000 --kube-api-burst=4000 --workers=16"
@@ -121,6 +139,20 @@ shards() {
     --pids "appdef=$(pid appdef),helm-s0=$(pid helm-s0),helm-s1=$(pid helm-s1)" --cpu "$(plane)"
 }
 
+# shape SHAPE N: one shape of work beside the create pipeline (bench --phase
+# fanout or delete), the appdef and helm controllers at their defaults.
+failed=0
+shape() {
+  local shape=$1 n=$2
+  log "bench: ${shape}, N=${n}, at the controllers' defaults"
+  fresh
+  CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
+  CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm helm $((CPB + 4))
+  bench --phase "${shape}" --setting "${shape}, defaults" --n "${n}" \
+    --metrics "appdef=$(m $((CPB + 2))),helm=$(m $((CPB + 4)))" --pids "appdef=$(pid appdef),helm=$(pid helm)" --cpu "$(plane)" ||
+    failed=1
+}
+
 # gateway: the four gateway controllers at the tuned settings.
 gateway() {
   local routes=$1 gw=(gateway-listeners gateway-certs ns-labels route-conflicts) metrics=() pids=() i=0 c
@@ -181,16 +213,27 @@ done
 rm -f "${RESULTS}"
 log "controllers' memory: the limit ${chart_limit}, so ${CONTROLLER_ENV}"
 log "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
-for n in ${SIZES}; do
-  [[ " ${PARTS} " == *" defaults "* ]] && pipeline defaults 0.5 "${n}" ""
-  [[ " ${PARTS} " == *" tuned "* ]] && pipeline tuned 0.8 "${n}" "${TUNED}"
-done
 first=${SIZES%% *}
-[[ " ${PARTS} " == *" shards "* ]] && shards "${first}"
+if has_shape create; then
+  for n in ${SIZES}; do
+    [[ " ${PARTS} " == *" defaults "* ]] && pipeline defaults 0.5 "${n}" ""
+    [[ " ${PARTS} " == *" tuned "* ]] && pipeline tuned 0.8 "${n}" "${TUNED}"
+  done
+  [[ " ${PARTS} " == *" shards "* ]] && shards "${first}"
+  [[ " ${PARTS} " == *" kro "* ]] && peer_kro "${first}"
+fi
+for s in fanout delete; do
+  if has_shape "${s}"; then
+    for n in ${SIZES}; do shape "${s}" "${n}"; done
+  fi
+done
 ROUTES=${BENCH_ROUTES:-5000}
-[[ " ${PARTS} " == *" gateway "* && ${ROUTES} -gt 0 ]] && gateway "${ROUTES}"
-[[ " ${PARTS} " == *" kro "* ]] && peer_kro "${first}"
+has_shape gateways && [[ " ${PARTS} " == *" gateway "* && ${ROUTES} -gt 0 ]] && gateway "${ROUTES}"
 log "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "== every figure (setting, figure, value, target, verdict); also in ${RESULTS}"
-column -t -s $'\t' "${RESULTS}"
+[[ -s ${RESULTS} ]] && column -t -s $'\t' "${RESULTS}"
+if [[ ${failed} -ne 0 ]] || grep -q $'\tmissed$' "${RESULTS}" 2>/dev/null; then
+  log "bench: a figure missed its goal (or a shape failed)"
+  exit 1
+fi
