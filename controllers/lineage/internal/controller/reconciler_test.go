@@ -15,6 +15,7 @@ import (
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/instance"
 	"github.com/cozyplane/cozyplane/pkg/lineage"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 func definition(t *testing.T) map[string]*instance.Definition {
@@ -159,5 +160,39 @@ func TestReleaseOfObject(t *testing.T) {
 				t.Errorf("release %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A label write counts in the one write counter; a second pass over the
+// labelled object writes and counts nothing.
+func TestLabelCountsItsWrite(t *testing.T) {
+	ctx := context.Background()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "tenant-a",
+		Labels: map[string]string{LabelHelmReleaseName: "postgres-db"}}}
+	c := fake.NewClientBuilder().WithObjects(secret).Build()
+	r := &Reconciler{Name: "cozystack-lineage-test", Client: c}
+	rel := &release{
+		inst: lineage.Instance{Group: "apps.cozystack.io", Kind: "Postgres", Name: "db", Namespace: "tenant-a"},
+		def:  &definition(t)["Postgres"].Object.Spec,
+	}
+	read := func() *metav1.PartialObjectMetadata {
+		t.Helper()
+		o := &metav1.PartialObjectMetadata{}
+		o.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		if err := c.Get(ctx, client.ObjectKeyFromObject(secret), o); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	for i := 0; i < 2; i++ {
+		if err := r.label(ctx, read(), rel); err != nil {
+			t.Fatal(err)
+		}
+		if n := writemetric.Counted(r.Name, "Secret", writemetric.Labelled); n != 1 {
+			t.Fatalf("pass %d: labelled = %v, want 1", i+1, n)
+		}
+	}
+	if got := read().Labels["apps.cozystack.io/application.name"]; got != "db" {
+		t.Fatalf("labels %v", read().Labels)
 	}
 }
