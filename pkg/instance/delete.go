@@ -63,7 +63,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst 
 		h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &status.Conditions}
 		conditions.MarkReconciling(h, appsv1alpha1.ReasonDeleting,
 			fmt.Sprintf("waiting for %s %s/%s to be deleted (its resources are being destroyed)", live.GetKind(), live.GetNamespace(), live.GetName()))
-		if err := r.writeStatus(ctx, inst, old, &status); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.writeStatus(ctx, inst, &status); err != nil && !apierrors.IsNotFound(err) {
 			return reconcileerr.Result(err, r.foreignRecheck())
 		}
 		// The backing object's deletion event brings us back.

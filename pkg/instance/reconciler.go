@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,11 +19,11 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
-	"github.com/cozyplane/cozyplane/pkg/ownwrite"
 	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/record"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/statusapply"
 )
 
 // errConflict: the backing object changed between our read and our
@@ -61,9 +60,6 @@ type Reconciler struct {
 	// and kinds watched only to release instances (Finalizer), by
 	// definition name: platform.go, releasing.go.
 	namespaces sync.Map
-	// written: our last status write of each instance (writtenKey), until
-	// the cache shows a newer version (pkg/ownwrite).
-	written ownwrite.Writes[writtenKey, struct{}]
 	// uncached holds the backing objects (by namespace/name) that exist but
 	// are not in the cache (someone else's, or just created): read from the
 	// API server until the cache holds them or they are gone.
@@ -91,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		// its ownerReference; the placement removes one it cannot reach.
 		if apierrors.IsNotFound(err) {
 			readymetric.Forget(req.GVK.Kind, req.Namespace, req.Name)
-			r.written.Forget(writtenKey{req.GVK.Kind, req.Namespace, req.Name})
+			r.statusWriter().Forget(req.GVK, req.NamespacedName)
 			return ctrl.Result{}, r.Components.Placement.gone(ctx, r, req)
 		}
 		return ctrl.Result{}, err
@@ -120,7 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	if err := r.projectUpstreamView(ctx, inst, &status); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.writeStatus(ctx, inst, old, &status); err != nil {
+	if err := r.writeStatus(ctx, inst, &status); err != nil {
 		return ctrl.Result{}, err
 	}
 	recordReadiness(req.GVK.Kind, req.Namespace, req.Name, &status)
@@ -238,25 +234,29 @@ func readStatus(inst *unstructured.Unstructured) (*appsv1alpha1.ApplicationStatu
 	return st, nil
 }
 
-// writeStatus updates the status subresource when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstructured, old, status *appsv1alpha1.ApplicationStatus) error {
-	if equality.Semantic.DeepEqual(old, status) {
-		return nil
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(status)
+// statusFields are the fields of an instance's status besides its
+// conditions (appsv1alpha1.ApplicationStatus): the backend owns them all.
+var statusFields = []string{"observedGeneration", "version", "displayVersion", "namespace", "backend", "lastHandledReconcileAt"}
+
+// statusWriter applies instances' status as the controller's field manager
+// (pkg/statusapply), at the version the status was decided on.
+func (r *Reconciler) statusWriter() statusapply.Writer {
+	return statusapply.Writer{Client: r.Client, FieldManager: r.Name, Precondition: true}
+}
+
+// writeStatus applies the status when it changed: the backend owns all of
+// it. The instance changed since it was read: a Conflict, read again.
+func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus) error {
+	fields, err := statusapply.ToFields(status, statusFields...)
 	if err != nil {
 		return err
 	}
-	u := inst.DeepCopy()
-	u.Object["status"] = m
-	if err := r.Client.Status().Update(ctx, u); err != nil {
-		if apierrors.IsConflict(err) {
-			return reconcileerr.Waiting("Conflict", 100*time.Millisecond, err)
-		}
-		return err
+	_, err = r.statusWriter().Write(ctx, inst, statusapply.Of(inst),
+		statusapply.Part{Conditions: status.Conditions, AllConditions: true, Fields: fields})
+	if apierrors.IsConflict(err) {
+		return reconcileerr.Waiting("Conflict", 100*time.Millisecond, err)
 	}
-	r.written.Wrote(writtenKeyOf(inst), inst.GetResourceVersion(), struct{}{})
-	return nil
+	return err
 }
 
 // behindOwnWrite reports whether the cached inst is the version our last
@@ -264,15 +264,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstruc
 // backing object's event came first). Nothing is decided on it; the write's
 // own event reconciles the instance again. Any other version ends the wait.
 func (r *Reconciler) behindOwnWrite(inst *unstructured.Unstructured) bool {
-	_, behind := r.written.Behind(writtenKeyOf(inst), inst.GetResourceVersion())
-	return behind
-}
-
-// writtenKey names an instance in written.
-type writtenKey struct{ kind, namespace, name string }
-
-func writtenKeyOf(inst *unstructured.Unstructured) writtenKey {
-	return writtenKey{inst.GetKind(), inst.GetNamespace(), inst.GetName()}
+	return r.statusWriter().Behind(inst)
 }
 
 // events records on behalf of the controller (nil Recorder: nothing).

@@ -82,8 +82,15 @@ func TestWriter(t *testing.T) {
 		return wrote
 	}
 
-	if !write(get()) {
+	before := get()
+	if sw.Behind(before) {
+		t.Fatal("nothing written yet: not behind")
+	}
+	if !write(before) {
 		t.Fatal("first write: nothing written")
+	}
+	if !sw.Behind(before) {
+		t.Fatal("the cache would still show the version the write replaced: behind")
 	}
 	if len(told) != 1 || len(told[0]) != 2 {
 		t.Fatalf("told %v: want one write, told against the two conditions before it", told)
@@ -99,6 +106,12 @@ func TestWriter(t *testing.T) {
 		t.Error("the same part over the version the write replaced: written again")
 	}
 	// Now alone, the apply removes the condition it no longer applies.
+	if sw.Behind(get()) {
+		t.Fatal("a newer version: not behind")
+	}
+	if sw.Behind(before) {
+		t.Fatal("the wait ended with the newer version; it is not resumed")
+	}
 	if !write(get()) {
 		t.Fatal("Stalled, handed over, is still there: want a write")
 	}

@@ -78,7 +78,7 @@ type Writer struct {
 // status is obj's status as read (Of), the cache's copy. It reports whether
 // it wrote; an object deleted meanwhile is not an error.
 func (w Writer) Write(ctx context.Context, obj client.Object, status map[string]any, part Part) (bool, error) {
-	gvk, err := apiutil.GVKForObject(obj, w.Client.Scheme())
+	gvk, err := w.kind(obj)
 	if err != nil {
 		return false, err
 	}
@@ -159,12 +159,21 @@ func (w Writer) takeStatus(ctx context.Context, written *unstructured.Unstructur
 // this controller's last status write replaced: the cache has not caught up
 // with that write yet. Any other version forgets the write.
 func (w Writer) Behind(obj client.Object) bool {
-	gvk, err := apiutil.GVKForObject(obj, w.Client.Scheme())
+	gvk, err := w.kind(obj)
 	if err != nil {
 		return false
 	}
 	_, behind := written.Behind(keyOf(w.FieldManager, gvk, obj), obj.GetResourceVersion())
 	return behind
+}
+
+// kind is obj's kind: an unstructured object's own, a typed object's from
+// the client's scheme.
+func (w Writer) kind(obj client.Object) (schema.GroupVersionKind, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok && !u.GroupVersionKind().Empty() {
+		return u.GroupVersionKind(), nil
+	}
+	return apiutil.GVKForObject(obj, w.Client.Scheme())
 }
 
 // Forget drops what is remembered of this controller's writes of an object

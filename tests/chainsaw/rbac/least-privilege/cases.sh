@@ -26,7 +26,7 @@ appdef)
 helm)
   # may
   ./check.sh true create helm.toolkit.fluxcd.io helmreleases "" tenant-x cozystack-helm
-  ./check.sh true update apps.cozystack.io postgreses status tenant-x cozystack-helm
+  ./check.sh true patch apps.cozystack.io postgreses status tenant-x cozystack-helm
   # may not
   ./check.sh false create gateway.networking.k8s.io gateways "" tenant-x cozystack-helm
   ./check.sh false create infra.contrib.fluxcd.io terraforms "" tenant-x cozystack-helm
