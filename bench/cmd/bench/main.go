@@ -40,6 +40,10 @@
 // Phase kro (--phase=kro, with kro running on the control plane): the
 // nearest peer on the same measure, in kro.go.
 //
+// Phases fanout and delete (shapes.go): a definition change reaching N
+// settled instances' HelmReleases, and N instances deleted, each against the
+// same requests sent raw, the median of three runs.
+//
 // Phase restart (--phase=restart, after hack/bench.sh restarted the helm
 // controller over the settled instances): the time from the restart until
 // the controller has reconciled every instance with an empty queue, and its
@@ -88,7 +92,7 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
-	phase      = flag.String("phase", "pipeline", "direct, pipeline, restart or kro")
+	phase      = flag.String("phase", "pipeline", "direct, pipeline, restart, kro, fanout or delete (shapes.go)")
 	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
 	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
@@ -131,6 +135,10 @@ func main() {
 		restart(label)
 	case "kro":
 		peerKro(ctx, c, scheme, label)
+	case "fanout":
+		fanout(ctx, c, scheme, label)
+	case "delete":
+		deleteShape(ctx, c, scheme, label)
 	default:
 		measure.Check(fmt.Errorf("unknown phase %q", *phase))
 	}
