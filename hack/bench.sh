@@ -11,10 +11,12 @@
 #
 # BENCH_SHAPES (make bench SHAPE=...) picks the shapes of work, by default
 # every one built: create (the pipeline below), fanout (a definition change
-# at N settled instances), delete (N instances deleted) and gateways (the
-# gateway controllers); manykinds and terraform are named but not built yet.
-# fanout and delete run at the controllers' defaults, three runs each against
-# the same requests sent raw in the same run (bench/cmd/bench/shapes.go).
+# at N settled instances), delete (N instances deleted), manykinds (N
+# instances over BENCH_KINDS definitions, default 50) and gateways (the
+# gateway controllers); terraform is named but not built yet. fanout, delete
+# and manykinds run at the controllers' defaults, three runs each against
+# the same requests sent raw in the same run (bench/cmd/bench/shapes.go,
+# manykinds.go).
 # The script exits non-zero when any figure misses its goal.
 # BENCH_DIR is the control plane's state directory (default .cache/bench).
 #
@@ -34,11 +36,11 @@
 source "$(dirname "$0")/lib.sh"
 SIZES=${BENCH_SIZES:-${1:-2000}}
 PARTS=${BENCH_SETTINGS:-defaults tuned shards gateway}
-SHAPES=${BENCH_SHAPES:-create fanout delete gateways}
+SHAPES=${BENCH_SHAPES:-create fanout delete manykinds gateways}
 for s in ${SHAPES}; do
   case ${s} in
-    create | fanout | delete | gateways) ;;
-    manykinds | terraform) die "bench: the ${s} shape is not built yet (built: create fanout delete gateways)" ;;
+    create | fanout | delete | manykinds | gateways) ;;
+    terraform) die "bench: the ${s} shape is not built yet (built: create fanout delete manykinds gateways)" ;;
     *) die "bench: unknown shape ${s} (create fanout delete manykinds terraform gateways)" ;;
   esac
 done
@@ -148,7 +150,7 @@ shape() {
   fresh
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm helm $((CPB + 4))
-  bench --phase "${shape}" --setting "${shape}, defaults" --n "${n}" \
+  bench --phase "${shape}" --setting "${shape}, defaults" --n "${n}" --kinds "${BENCH_KINDS:-50}" \
     --metrics "appdef=$(m $((CPB + 2))),helm=$(m $((CPB + 4)))" --pids "appdef=$(pid appdef),helm=$(pid helm)" --cpu "$(plane)" ||
     failed=1
 }
@@ -222,7 +224,7 @@ if has_shape create; then
   [[ " ${PARTS} " == *" shards "* ]] && shards "${first}"
   [[ " ${PARTS} " == *" kro "* ]] && peer_kro "${first}"
 fi
-for s in fanout delete; do
+for s in fanout delete manykinds; do
   if has_shape "${s}"; then
     for n in ${SIZES}; do shape "${s}" "${n}"; done
   fi

@@ -92,7 +92,7 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
-	phase      = flag.String("phase", "pipeline", "direct, pipeline, restart, kro, fanout or delete (shapes.go)")
+	phase      = flag.String("phase", "pipeline", "direct, pipeline, restart, kro, fanout, delete (shapes.go) or manykinds (manykinds.go)")
 	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
 	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
@@ -109,6 +109,7 @@ var (
 	backend    = flag.String("backend-kubeconfig", "", "direct phase: kubeconfig of the helm controller's identity")
 	directOut  = flag.String("direct-out", "", "direct phase: write T_direct, in seconds, to this file")
 	directT    = flag.Float64("direct", 0, "pipeline phase: T_direct in seconds, from the direct phase (0: none)")
+	kinds      = flag.Int("kinds", 50, "manykinds phase: definitions the instances are spread over")
 	rounds     = flag.Int("rounds", 0, "pipeline phase: rounds of raw creates and of the pipeline, in turns (0: one per 400 instances, 1 to 10)")
 )
 
@@ -139,6 +140,8 @@ func main() {
 		fanout(ctx, c, scheme, label)
 	case "delete":
 		deleteShape(ctx, c, scheme, label)
+	case "manykinds":
+		manyKinds(ctx, c, scheme, label)
 	default:
 		measure.Check(fmt.Errorf("unknown phase %q", *phase))
 	}
