@@ -18,6 +18,9 @@ type Status struct {
 	// server-side apply removes a type the manager applied before and leaves
 	// out now.
 	Conditions []metav1.Condition
+	// Absent are the condition types the controller owns that Conditions
+	// leaves out when they do not hold (statusapply.Part.Absent).
+	Absent []string
 	// Listeners replaces status.listeners when OwnsListeners is set
 	// (gateway-listeners only).
 	Listeners     []gatewayv1alpha1.TenantGatewayListenerStatus
@@ -59,7 +62,8 @@ func (w StatusWriter) Write(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 // statusPart is st as the part of tgw's status it owns, its conditions
 // stamped.
 func statusPart(tgw *gatewayv1alpha1.TenantGateway, st Status) (statusapply.Part, error) {
-	part := statusapply.Part{Conditions: statusapply.Stamp(tgw.Status.Conditions, st.Conditions, tgw.Generation), Fields: map[string]any{}}
+	part := statusapply.Part{Conditions: statusapply.Stamp(tgw.Status.Conditions, st.Conditions, tgw.Generation), Fields: map[string]any{},
+		Absent: st.Absent}
 	if st.OwnsListeners {
 		ls := make([]any, 0, len(st.Listeners))
 		for i := range st.Listeners {

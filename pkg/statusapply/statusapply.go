@@ -50,6 +50,11 @@ type Part struct {
 	// AllConditions says the controller owns every condition of the status:
 	// a condition of another type in the live status is out of date.
 	AllConditions bool
+	// Absent are condition types the controller owns that are left out of
+	// Conditions when they do not hold (Reconciling and Stalled, present
+	// only while True): a live condition of such a type is out of date, and
+	// the apply, which leaves it out, removes it.
+	Absent []string
 	// Fields are the other status fields the controller owns, by JSON name,
 	// in unstructured form (ToFields); a nil value is a field owned and
 	// absent. An empty value (0, "", an empty list or map) is the same as
@@ -252,6 +257,11 @@ func UpToDate(live []metav1.Condition, status map[string]any, part Part) bool {
 		old := meta.FindStatusCondition(live, c.Type)
 		if old == nil || old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message ||
 			old.ObservedGeneration != c.ObservedGeneration {
+			return false
+		}
+	}
+	for _, t := range part.Absent {
+		if meta.FindStatusCondition(live, t) != nil && meta.FindStatusCondition(part.Conditions, t) == nil {
 			return false
 		}
 	}

@@ -48,6 +48,8 @@ func TestUpToDate(t *testing.T) {
 		{"all conditions", Part{Conditions: live, AllConditions: true}, true},
 		{"another message", Part{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Served", Message: "changed", ObservedGeneration: 2}}}, false},
 		{"another generation", Part{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Served", Message: "ok", ObservedGeneration: 3}}}, false},
+		{"an owned type that no longer holds, still there", Part{Conditions: []metav1.Condition{ready}, Absent: []string{"Reconciling", "Stalled"}}, false},
+		{"an owned type that no longer holds, gone", Part{Conditions: []metav1.Condition{ready, stalled}, Absent: []string{"Reconciling", "Stalled"}}, true},
 		{"a missing condition", Part{Conditions: []metav1.Condition{{Type: "Other", Status: "True"}}}, false},
 		{"fields as they are", Part{Fields: map[string]any{"observedGeneration": int64(2), "crdName": "a.example"}}, true},
 		{"a field changed", Part{Fields: map[string]any{"crdName": "b.example"}}, false},

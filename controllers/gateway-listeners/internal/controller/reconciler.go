@@ -303,6 +303,7 @@ func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gate
 	}
 	return gatewayctl.Status{
 		Conditions:         append(gateway.Summarize(all, tgw.Generation), own...),
+		Absent:             []string{gatewayv1alpha1.ConditionReconciling, gatewayv1alpha1.ConditionStalled},
 		Listeners:          listeners,
 		OwnsListeners:      true,
 		ObservedGeneration: true,

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,11 @@ func TestFailedStatus(t *testing.T) {
 	}
 	if len(st.Conditions) != len(want) {
 		t.Fatalf("conditions = %+v", st.Conditions)
+	}
+	// Both kstatus conditions are declared owned even when left out, so a
+	// Reconciling=False an earlier version wrote is removed, not kept.
+	if !slices.Equal(st.Absent, []string{gatewayv1alpha1.ConditionReconciling, gatewayv1alpha1.ConditionStalled}) {
+		t.Errorf("owned types that may be absent = %v", st.Absent)
 	}
 	for _, c := range st.Conditions {
 		if want[c.Type] != c.Status {
