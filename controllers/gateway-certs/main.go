@@ -15,7 +15,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/gateway-certs/internal/controller"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
 
@@ -27,10 +27,10 @@ func main() {
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme},
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
-			r := &controller.Reconciler{Base: gatewayctl.NewBase(mgr, Name)}
+			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name)}
 			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
-				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Issuer", &cmv1.IssuerList{}),
-				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Certificate", &cmv1.CertificateList{}))
+				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "Issuer", &cmv1.IssuerList{}),
+				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "Certificate", &cmv1.CertificateList{}))
 		},
 	})
 }

@@ -18,7 +18,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/gateway-listeners/internal/controller"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
 
@@ -36,10 +36,10 @@ func main() {
 			if errs := validation.IsDNS1123Label(*certManagerNamespace); len(errs) > 0 {
 				return fmt.Errorf("--cert-manager-namespace %q is not a namespace name: %s", *certManagerNamespace, strings.Join(errs, "; "))
 			}
-			r := &controller.Reconciler{Base: gatewayctl.NewBase(mgr, Name), CertManagerNamespace: *certManagerNamespace}
+			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name), CertManagerNamespace: *certManagerNamespace}
 			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
-				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "Gateway", &gatewayv1.GatewayList{}),
-				gatewayctl.ManagedObjects(mgr.GetClient(), Name, "HTTPRoute", &gatewayv1.HTTPRouteList{}))
+				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "Gateway", &gatewayv1.GatewayList{}),
+				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "HTTPRoute", &gatewayv1.HTTPRouteList{}))
 		},
 	})
 }

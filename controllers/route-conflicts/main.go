@@ -13,7 +13,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/route-conflicts/internal/controller"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
 
@@ -25,7 +25,7 @@ func main() {
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
-			r := &controller.Reconciler{Base: gatewayctl.NewBase(mgr, Name)}
+			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name)}
 			return r.SetupWithManager(mgr, opts.Workers)
 		},
 	})

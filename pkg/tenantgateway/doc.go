@@ -15,7 +15,7 @@
 // What they share here:
 //
 //   - the route identity (routes.go: RouteKey, RouteRef, ParentRef,
-//     KindHTTPRoute, KindTLSRoute), read by pkg/gatewayctl, which finds the
+//     KindHTTPRoute, KindTLSRoute), read by pkg/gatewayruntime, which finds the
 //     attached routes, route-conflicts and gateway-listeners;
 //   - hostname normalisation (hostnames.go: NormalizeHostname,
 //     NormalizeHostnames);
@@ -23,9 +23,9 @@
 //     parentRef of the Gateway's port-80 listener (parentref.go:
 //     HTTPListenerRef), which the redirect route and cert-manager's HTTP-01
 //     solver both name;
-//   - the errors that mean the spec must change (errors.go: SpecError,
-//     UnknownIssuerError), each carrying the condition reason to report
-//     (reconcileerr.Reasoned).
+//   - the error that means the spec must change (errors.go: SpecError),
+//     carrying the condition reason to report (reconcileerr.Reasoned);
+//     each controller's own such errors are in its module.
 //
 // The names of the objects derived from a TenantGateway are part of its API
 // (users and the CLI look them up): package

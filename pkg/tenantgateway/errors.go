@@ -17,19 +17,6 @@ import (
 // is retried. gateway-listeners' summary turns the reasons in
 // gatewayv1alpha1.StalledReasons into Stalled=True for kstatus.
 
-// UnknownIssuerError: spec.issuerName names no ACME directory this package
-// knows.
-type UnknownIssuerError struct {
-	Name string
-}
-
-func (e *UnknownIssuerError) Error() string {
-	return fmt.Sprintf("unknown issuerName %q: use %s or %s", e.Name, gatewayv1alpha1.IssuerNameLetsEncryptProd, gatewayv1alpha1.IssuerNameLetsEncryptStage)
-}
-
-// StalledReason is the condition reason to report (reconcileerr.Reasoned).
-func (e *UnknownIssuerError) StalledReason() string { return gatewayv1alpha1.ReasonUnknownIssuer }
-
 // SpecError: a field of the spec cannot be turned into objects (the CRD's
 // validation normally rejects it first). Field is the JSON path.
 type SpecError struct {

@@ -25,7 +25,7 @@ const (
 
 // ACMEServer maps spec.issuerName to its ACME directory URL. An empty name is
 // the default, letsencrypt-prod; any other unknown name is a
-// *tenantgateway.UnknownIssuerError. To support another ACME provider, add a
+// *UnknownIssuerError. To support another ACME provider, add a
 // constant and a case here, and the name to the CRD enum.
 func ACMEServer(issuerName gatewayv1alpha1.IssuerName) (string, error) {
 	switch issuerName {
@@ -34,7 +34,7 @@ func ACMEServer(issuerName gatewayv1alpha1.IssuerName) (string, error) {
 	case gatewayv1alpha1.IssuerNameLetsEncryptStage:
 		return LetsEncryptStageServer, nil
 	}
-	return "", &tenantgateway.UnknownIssuerError{Name: string(issuerName)}
+	return "", &UnknownIssuerError{Name: string(issuerName)}
 }
 
 // IssuerInput: the TenantGateway's name, namespace and spec, and the
@@ -57,7 +57,7 @@ type IssuerInput struct {
 //
 // With certMode existingSecret no Issuer is wanted: it returns nil and no
 // error, and the caller removes the Issuer it owns, if any. An unknown
-// issuer name is a *tenantgateway.UnknownIssuerError; certMode dns01 without
+// issuer name is a *UnknownIssuerError; certMode dns01 without
 // spec.dns01, without the selected provider's block or without a field
 // cert-manager cannot work without is a *tenantgateway.SpecError. The caller
 // adds the owner reference.

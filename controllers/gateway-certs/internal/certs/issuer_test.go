@@ -36,7 +36,7 @@ func TestACMEServer(t *testing.T) {
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("ACMEServer(%q) = %q, %v", tt.name, got, err)
 		}
-		var unknown *tenantgateway.UnknownIssuerError
+		var unknown *UnknownIssuerError
 		if tt.wantErr && (!errors.As(err, &unknown) || unknown.Name != string(tt.name)) {
 			t.Errorf("ACMEServer(%q): err %v is not an UnknownIssuerError naming it", tt.name, err)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/gateway-certs/internal/certs"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
@@ -32,7 +32,7 @@ var (
 // Reconciler owns the Issuer and the Certificates of every TenantGateway and
 // writes CertificatesReady.
 type Reconciler struct {
-	gatewayctl.Base
+	gatewayruntime.Base
 }
 
 // SetupWithManager watches TenantGateways, their Gateways (the listeners are
@@ -40,12 +40,12 @@ type Reconciler struct {
 // status; and a foreign object at a derived name going away).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	inNamespace := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		return gatewayctl.TenantGatewaysIn(ctx, mgr.GetClient(), o.GetNamespace())
+		return gatewayruntime.TenantGatewaysIn(ctx, mgr.GetClient(), o.GetNamespace())
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("gateway-certs").
 		For(&gatewayv1alpha1.TenantGateway{}).
-		Watches(&gatewayv1.Gateway{}, gatewayctl.GatewayToTenantGateway()).
+		Watches(&gatewayv1.Gateway{}, gatewayruntime.GatewayToTenantGateway()).
 		Watches(&cmv1.Issuer{}, inNamespace).
 		Watches(&cmv1.Certificate{}, inNamespace).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -63,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	c, err := r.reconcile(ctx, &tgw)
-	werr := r.WriteStatus(ctx, &tgw, gatewayctl.Status{Conditions: []metav1.Condition{certificatesReady(c, err)}})
+	werr := r.WriteStatus(ctx, &tgw, gatewayruntime.Status{Conditions: []metav1.Condition{certificatesReady(c, err)}})
 	// No phase returns a Foreign error: nothing to look at again unasked.
 	result, err := reconcileerr.Result(err, 0)
 	if werr != nil {
@@ -107,7 +107,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 // message.
 func certificatesReady(c *gathered, err error) metav1.Condition {
 	if err != nil {
-		return gatewayctl.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse,
+		return gatewayruntime.Condition(gatewayv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse,
 			reconcileerr.Reason(err, gatewayv1alpha1.ReasonReconcileError), err.Error())
 	}
 	return certs.CertificatesReadyCondition(c.state)
@@ -130,7 +130,7 @@ func (r *Reconciler) issuer(ctx context.Context, c *gathered) error {
 		return err
 	}
 	switch {
-	case found && !gatewayctl.ControlledBy(&live, tgw):
+	case found && !gatewayruntime.ControlledBy(&live, tgw):
 		if issuer != nil {
 			c.state.Refused = append(c.state.Refused, r.Refuse("Issuer", "Issuer", &live, tgw).Error())
 		}
@@ -174,7 +174,7 @@ func (r *Reconciler) certificate(ctx context.Context, c *gathered, want *cmv1.Ce
 	if err != nil {
 		return err
 	}
-	if found && !gatewayctl.ControlledBy(&live, c.tgw) {
+	if found && !gatewayruntime.ControlledBy(&live, c.tgw) {
 		c.state.Refused = append(c.state.Refused, r.Refuse("Certificate", "Certificate", &live, c.tgw).Error())
 		return nil
 	}
@@ -214,7 +214,7 @@ func (r *Reconciler) stale(ctx context.Context, c *gathered) error {
 	}
 	for i := range list.Items {
 		cert := &list.Items[i]
-		if wanted[cert.Name] || !gatewayctl.ControlledBy(cert, tgw) {
+		if wanted[cert.Name] || !gatewayruntime.ControlledBy(cert, tgw) {
 			continue
 		}
 		if err := r.Delete(ctx, tgw, cert, "Certificate", "no HTTPS listener of the Gateway references it any more"); err != nil {

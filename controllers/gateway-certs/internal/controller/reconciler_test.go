@@ -12,7 +12,6 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/gateway-certs/internal/certs"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
-	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
 // TestCertReady: a Certificate's Ready counts only for its current
@@ -69,7 +68,7 @@ func TestCertificatesReadyOutcome(t *testing.T) {
 		reason  string
 		retried bool
 	}{
-		{"stalled: the spec must change", fmt.Errorf("issuer: %w", &tenantgateway.UnknownIssuerError{Name: "x"}),
+		{"stalled: the spec must change", fmt.Errorf("issuer: %w", &certs.UnknownIssuerError{Name: "x"}),
 			metav1.ConditionFalse, gatewayv1alpha1.ReasonUnknownIssuer, false},
 		{"an API error is retried", errors.New("connection refused"), metav1.ConditionFalse, gatewayv1alpha1.ReasonReconcileError, true},
 		{"complete: what was gathered", nil, metav1.ConditionFalse, gatewayv1alpha1.ReasonGatewayNotFound, false},

@@ -25,7 +25,7 @@ import (
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/gateway-listeners/internal/gateway"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
@@ -42,7 +42,7 @@ var (
 // every TenantGateway, and writes status.listeners, ListenersReady,
 // HostnamesRejected and the Ready summary.
 type Reconciler struct {
-	gatewayctl.Base
+	gatewayruntime.Base
 	// CertManagerNamespace is where cert-manager publishes its HTTP-01
 	// challenge routes: the port-80 listener admits routes from there
 	// (empty: Cozystack's cozy-cert-manager).
@@ -56,16 +56,16 @@ type Reconciler struct {
 // apexes at once) and GatewayClasses (their implementation decides the
 // listeners' route kinds).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	if err := gatewayctl.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := gatewayruntime.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("gateway-listeners").
 		For(&gatewayv1alpha1.TenantGateway{}).
-		Watches(&gatewayv1.Gateway{}, gatewayctl.GatewayToTenantGateway()).
-		Watches(&gatewayv1.HTTPRoute{}, gatewayctl.RouteToTenantGateways()).
-		Watches(&gatewayv1.TLSRoute{}, gatewayctl.RouteToTenantGateways()).
-		Watches(&corev1.Namespace{}, gatewayctl.NamespaceToTenantGateways(mgr.GetClient()),
+		Watches(&gatewayv1.Gateway{}, gatewayruntime.GatewayToTenantGateway()).
+		Watches(&gatewayv1.HTTPRoute{}, routeToTenantGateways()).
+		Watches(&gatewayv1.TLSRoute{}, routeToTenantGateways()).
+		Watches(&corev1.Namespace{}, gatewayruntime.NamespaceToTenantGateways(mgr.GetClient()),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&gatewayv1.GatewayClass{}, classToTenantGateways(mgr.GetClient())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -87,16 +87,16 @@ func (r *Reconciler) reconcileOne(ctx context.Context, req ctrl.Request) error {
 	var tgw gatewayv1alpha1.TenantGateway
 	if err := r.Client.Get(ctx, req.NamespacedName, &tgw); err != nil {
 		if apierrors.IsNotFound(err) {
-			readymetric.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
+			readymetric.Forget(gatewayruntime.TenantGatewayGVK.Kind, req.Namespace, req.Name)
 		}
 		return client.IgnoreNotFound(err)
 	}
 	if !tgw.DeletionTimestamp.IsZero() {
-		readymetric.Forget(gatewayctl.TenantGatewayGVK.Kind, req.Namespace, req.Name)
+		readymetric.Forget(gatewayruntime.TenantGatewayGVK.Kind, req.Namespace, req.Name)
 		return nil
 	}
 	st, err := r.reconcile(ctx, &tgw)
-	readymetric.Set(gatewayctl.TenantGatewayGVK.Kind, tgw.Namespace, tgw.Name, st.Conditions[0].Status)
+	readymetric.Set(gatewayruntime.TenantGatewayGVK.Kind, tgw.Namespace, tgw.Name, st.Conditions[0].Status)
 	if werr := r.WriteStatus(ctx, &tgw, st); werr != nil {
 		// A status not written is retried, whatever the outcome.
 		return errors.Join(err, werr)
@@ -138,7 +138,7 @@ func (r *Reconciler) phases() []phase.Phase[*listeners] {
 // listeners, a spec that cannot work, an object that is not ours) reports
 // its reason and is not retried; any other error reports ReconcileError and
 // is retried. Either way the Gateway stays as it is.
-func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (gatewayctl.Status, error) {
+func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (gatewayruntime.Status, error) {
 	l := &listeners{tgw: tgw}
 	if err := phase.Run(ctx, l, r.phases()...); err != nil {
 		reason := reconcileerr.Reason(err, gatewayv1alpha1.ReasonReconcileError)
@@ -148,7 +148,7 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 	if l.applied != ssa.Unchanged {
 		// The status read describes the Gateway before this write; the
 		// write's event brings the reconcile that reports on the new one.
-		ready = gatewayctl.Condition(gatewayv1alpha1.ConditionListenersReady, metav1.ConditionUnknown,
+		ready = gatewayruntime.Condition(gatewayv1alpha1.ConditionListenersReady, metav1.ConditionUnknown,
 			gatewayv1alpha1.ReasonProgressing, "the Gateway was updated; waiting for the implementation to program it")
 	}
 	return r.status(tgw, statuses, ready, l.rejected), nil
@@ -245,7 +245,7 @@ func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
 // challenge routes and TLSRoutes of the passthrough listeners), and the
 // inheriting child apexes.
 func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (gateway.ListenersInput, []gateway.RejectedHostname, error) {
-	routes, err := gatewayctl.AttachedRoutes(ctx, r.Client, tgw)
+	routes, err := gatewayruntime.AttachedRoutes(ctx, r.Client, tgw)
 	if err != nil {
 		return gateway.ListenersInput{}, nil, err
 	}
@@ -255,7 +255,7 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 	}
 	var hostnames []string
 	for _, rt := range routes {
-		if rt.IsSolver() || gatewayctl.ConflictLoser(gatewayctl.RouteParents(rt.Object), rt.Key.Namespace, tgw.Namespace, names.Gateway(tgw.Name)) {
+		if rt.IsSolver() || gateway.ConflictLoser(gatewayruntime.RouteParents(rt.Object), rt.Key.Namespace, tgw.Namespace, names.Gateway(tgw.Name)) {
 			continue
 		}
 		for _, h := range rt.Hostnames {
@@ -282,18 +282,18 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 
 // failed is the status when the Gateway could not be brought to the desired
 // state: ListenersReady False with the reason, the listeners as they are.
-func (r *Reconciler) failed(tgw *gatewayv1alpha1.TenantGateway, gw *gatewayv1.Gateway, rejected []gateway.RejectedHostname, reason, message string) gatewayctl.Status {
+func (r *Reconciler) failed(tgw *gatewayv1alpha1.TenantGateway, gw *gatewayv1.Gateway, rejected []gateway.RejectedHostname, reason, message string) gatewayruntime.Status {
 	var current []gatewayv1.Listener
-	if gw != nil && gatewayctl.ControlledBy(gw, tgw) {
+	if gw != nil && gatewayruntime.ControlledBy(gw, tgw) {
 		current = gw.Spec.Listeners
 	}
 	statuses, _ := gateway.ListenersStatus(current, gw)
-	return r.status(tgw, statuses, gatewayctl.Condition(gatewayv1alpha1.ConditionListenersReady, metav1.ConditionFalse, reason, message), rejected)
+	return r.status(tgw, statuses, gatewayruntime.Condition(gatewayv1alpha1.ConditionListenersReady, metav1.ConditionFalse, reason, message), rejected)
 }
 
 // status assembles what this controller owns of the TenantGateway status;
 // Ready summarises it with the other controllers' conditions.
-func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gatewayv1alpha1.TenantGatewayListenerStatus, ready metav1.Condition, rejected []gateway.RejectedHostname) gatewayctl.Status {
+func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gatewayv1alpha1.TenantGatewayListenerStatus, ready metav1.Condition, rejected []gateway.RejectedHostname) gatewayruntime.Status {
 	own := []metav1.Condition{ready, gateway.HostnamesRejectedCondition(rejected)}
 	all := slices.Clone(tgw.Status.Conditions)
 	for _, c := range own {
@@ -301,7 +301,7 @@ func (r *Reconciler) status(tgw *gatewayv1alpha1.TenantGateway, listeners []gate
 		all = slices.DeleteFunc(all, func(x metav1.Condition) bool { return x.Type == c.Type })
 		all = append(all, c)
 	}
-	return gatewayctl.Status{
+	return gatewayruntime.Status{
 		Conditions:         append(gateway.Summarize(all, tgw.Generation), own...),
 		Absent:             []string{gatewayv1alpha1.ConditionReconciling, gatewayv1alpha1.ConditionStalled},
 		Listeners:          listeners,

@@ -9,7 +9,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 )
 
 // TestFailedStatus: a refused TenantGateway (too many listeners) reports the
@@ -25,7 +25,7 @@ func TestFailedStatus(t *testing.T) {
 		g.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}
 		return g
 	}
-	r := &Reconciler{Base: gatewayctl.Base{Name: "test"}}
+	r := &Reconciler{Base: gatewayruntime.Base{Name: "test"}}
 	st := r.failed(tgw, gw("u1"), nil, gatewayv1alpha1.ReasonTooManyListeners, "too many")
 	if len(st.Listeners) != 1 || st.Listeners[0].Name != "http" || !st.OwnsListeners || !st.ObservedGeneration {
 		t.Errorf("own Gateway: %+v", st)

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/testenv/onereconcile"
 )
 
@@ -273,7 +273,7 @@ func TestReconcileWriteFails(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, owner, nil, nil)
 	g := tenantGateway(t, owner)
-	refused := &Reconciler{Base: gatewayctl.Base{Client: refusePatch{writes}, APIReader: rec.APIReader, Name: fieldManager}}
+	refused := &Reconciler{Base: gatewayruntime.Base{Client: refusePatch{writes}, APIReader: rec.APIReader, Name: fieldManager}}
 	caughtUp(t)
 	writes.Take()
 

@@ -22,8 +22,9 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/ns-labels/internal/attach"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // indexAttached indexes TenantGateways by their attachedNamespaces entries.
@@ -32,7 +33,7 @@ const indexAttached = "spec.attachedNamespaces"
 // Reconciler writes and removes the gateway labels of one owner namespace's
 // TenantGateways and reports NamespacesAttached on each.
 type Reconciler struct {
-	gatewayctl.Base
+	gatewayruntime.Base
 }
 
 // SetupWithManager watches TenantGateways and Namespaces. Requests carry only
@@ -196,10 +197,10 @@ func (r *Reconciler) report(ctx context.Context, p *planned, outcome error) erro
 		t := &p.live[i]
 		cond := attach.NamespacesAttachedCondition(p.split[t.Name], p.plan)
 		if outcome != nil {
-			cond = gatewayctl.Condition(gatewayv1alpha1.ConditionNamespacesAttached, metav1.ConditionFalse,
+			cond = gatewayruntime.Condition(gatewayv1alpha1.ConditionNamespacesAttached, metav1.ConditionFalse,
 				reconcileerr.Reason(outcome, gatewayv1alpha1.ReasonReconcileError), outcome.Error())
 		}
-		if err := r.WriteStatus(ctx, t, gatewayctl.Status{Conditions: []metav1.Condition{cond}}); err != nil {
+		if err := r.WriteStatus(ctx, t, gatewayruntime.Status{Conditions: []metav1.Condition{cond}}); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -247,13 +248,13 @@ func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGat
 	if err := r.Client.Patch(ctx, changed, client.MergeFromWithOptions(ns, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("labelling namespace %s: %w", ns.Name, err)
 	}
-	outcome, reason := "detached", gatewayv1alpha1.EventNamespaceDetached
+	outcome, reason := writemetric.Detached, gatewayv1alpha1.EventNamespaceDetached
 	why := "no TenantGateway of " + owner + " lists it any more (or may attach it)"
 	if attaching {
-		outcome, reason = "attached", gatewayv1alpha1.EventNamespaceAttached
+		outcome, reason = writemetric.Attached, gatewayv1alpha1.EventNamespaceAttached
 		why = "a TenantGateway of " + owner + " lists it (or owns it) and it carried no gateway label"
 	}
-	gatewayctl.CountWrite(r.Name, "Namespace", outcome)
+	writemetric.Count(r.Name, "Namespace", outcome)
 	log.FromContext(ctx).Info(outcome, "namespace", ns.Name, "owner", owner, "why", why)
 	for i := range tgws {
 		r.Events().Normal(&tgws[i], ns, reason, "Label", fmt.Sprintf("namespace %s %s: %s", ns.Name, outcome, why))

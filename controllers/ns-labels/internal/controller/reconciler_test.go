@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 )
 
 func tgw(ns, name string, attached ...string) *gatewayv1alpha1.TenantGateway {
@@ -52,7 +52,7 @@ func owners(t *testing.T, reqs []reconcile.Request) []string {
 // TestRootAttached: a TenantGateway outside the root tenant is judged against
 // what the root tenant's TenantGateways list.
 func TestRootAttached(t *testing.T) {
-	r := &Reconciler{Base: gatewayctl.Base{Client: fakeClient(t, tgw("tenant-root", "cozystack", "cozy-dashboard", "default"),
+	r := &Reconciler{Base: gatewayruntime.Base{Client: fakeClient(t, tgw("tenant-root", "cozystack", "cozy-dashboard", "default"),
 		tgw("tenant-root", "second", "cozy-keycloak"), tgw("tenant-alice", "gw", "cozy-other"))}}
 	got, err := r.rootAttached(context.Background())
 	slices.Sort(got)
@@ -67,7 +67,7 @@ func TestRootAttached(t *testing.T) {
 func TestOwnersOfTenantGateway(t *testing.T) {
 	root := tgw("tenant-root", "cozystack", "cozy-dashboard")
 	alice := tgw("tenant-alice", "gw", "cozy-dashboard")
-	r := &Reconciler{Base: gatewayctl.Base{Client: fakeClient(t, root, alice, tgw("tenant-x", "gw", "cozy-other"))}}
+	r := &Reconciler{Base: gatewayruntime.Base{Client: fakeClient(t, root, alice, tgw("tenant-x", "gw", "cozy-other"))}}
 	if got, want := owners(t, r.ownersOfTenantGateway(context.Background(), root)), []string{"tenant-alice", "tenant-root"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("owners of the root's = %v, want %v", got, want)
 	}
@@ -80,7 +80,7 @@ func TestOwnersOfTenantGateway(t *testing.T) {
 // concerns: itself, the owner its annotation and its label name, and the
 // owners whose TenantGateways list it (through the field index).
 func TestOwnersOfNamespace(t *testing.T) {
-	r := &Reconciler{Base: gatewayctl.Base{Name: "test", Client: fakeClient(t,
+	r := &Reconciler{Base: gatewayruntime.Base{Name: "test", Client: fakeClient(t,
 		tgw("tenant-root", "cozystack", "cozy-dashboard"), tgw("platform", "gw", "cozy-dashboard"), tgw("tenant-x", "gw"))}}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cozy-dashboard",
 		Labels:      map[string]string{gatewayv1alpha1.LabelNamespaceGateway: "tenant-label"},

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/testenv"
 	"github.com/cozyplane/cozyplane/pkg/testenv/onereconcile"
 )
@@ -50,7 +50,7 @@ func run(m *testing.M) int {
 		func(env onereconcile.Env) {
 			k8s, cached = env.K8s, env.Cached
 			writes = testenv.NewWriteLog(cached)
-			rec = &Reconciler{Base: gatewayctl.Base{Client: writes, APIReader: env.APIReader, Name: fieldManager}}
+			rec = &Reconciler{Base: gatewayruntime.Base{Client: writes, APIReader: env.APIReader, Name: fieldManager}}
 		})
 }
 

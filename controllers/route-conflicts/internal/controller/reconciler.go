@@ -25,9 +25,10 @@ import (
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/route-conflicts/internal/verdicts"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // indexOurParents indexes routes by the Gateways ("<namespace>/<name>") our
@@ -42,7 +43,7 @@ type Reconciler struct {
 	// status.parents is an atomic list, so it is updated with the
 	// resourceVersion it was read at. Its events are the verdicts, on the
 	// routes.
-	gatewayctl.Base
+	gatewayruntime.Base
 }
 
 // SetupWithManager registers the indexes and watches TenantGateways, routes
@@ -50,7 +51,7 @@ type Reconciler struct {
 // gateway label decides which routes are attached).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	ctx := context.Background()
-	if err := gatewayctl.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := gatewayruntime.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	for _, obj := range []client.Object{&gatewayv1.HTTPRoute{}, &gatewayv1.TLSRoute{}} {
@@ -61,7 +62,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		}
 	}
 	routeEvents := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-		keys := append(gatewayctl.ParentGateways(o.GetNamespace(), gatewayctl.RouteParentRefs(o)), ourParents(o)...)
+		keys := append(gatewayruntime.ParentGateways(o.GetNamespace(), gatewayruntime.RouteParentRefs(o)), ourParents(o)...)
 		seen := map[string]bool{}
 		var out []reconcile.Request
 		for _, k := range keys {
@@ -79,7 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&gatewayv1alpha1.TenantGateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&gatewayv1.HTTPRoute{}, routeEvents).
 		Watches(&gatewayv1.TLSRoute{}, routeEvents).
-		Watches(&corev1.Namespace{}, gatewayctl.NamespaceToTenantGateways(mgr.GetClient()),
+		Watches(&corev1.Namespace{}, gatewayruntime.NamespaceToTenantGateways(mgr.GetClient()),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
@@ -88,9 +89,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 // ourParents lists the Gateways our status entries on a route refer to.
 func ourParents(o client.Object) []string {
 	var out []string
-	for _, p := range gatewayctl.RouteParents(o) {
+	for _, p := range gatewayruntime.RouteParents(o) {
 		if string(p.ControllerName) == gatewayv1alpha1.RouteConflictControllerName {
-			out = append(out, gatewayctl.ParentGateways(o.GetNamespace(), []gatewayv1.ParentReference{p.ParentRef})...)
+			out = append(out, gatewayruntime.ParentGateways(o.GetNamespace(), []gatewayv1.ParentReference{p.ParentRef})...)
 		}
 	}
 	return out
@@ -116,7 +117,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 	case client.IgnoreNotFound(err) != nil:
 		return err
 	case err == nil && tgw.DeletionTimestamp.IsZero():
-		attached, err := gatewayctl.AttachedRoutes(ctx, r.Client, &tgw)
+		attached, err := gatewayruntime.AttachedRoutes(ctx, r.Client, &tgw)
 		if err != nil {
 			return err
 		}
@@ -153,7 +154,7 @@ func (r *Reconciler) candidates(ctx context.Context, key string) ([]client.Objec
 			out = append(out, o)
 		}
 	}
-	for _, index := range []string{gatewayctl.IndexParentGateway, indexOurParents} {
+	for _, index := range []string{gatewayruntime.IndexParentGateway, indexOurParents} {
 		var https gatewayv1.HTTPRouteList
 		if err := r.Client.List(ctx, &https, client.MatchingFields{index: key}); err != nil {
 			return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
@@ -186,13 +187,13 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		if v, ok := byRoute[tenantgateway.RouteKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}]; ok {
 			c := verdicts.AcceptedCondition(v, o.GetGeneration())
 			cond = &c
-			for _, ref := range gatewayctl.RouteParentRefs(o) {
-				if gatewayctl.RefersTo(ref, o.GetNamespace(), gwNS, gwName) {
+			for _, ref := range gatewayruntime.RouteParentRefs(o) {
+				if gatewayruntime.RefersTo(ref, o.GetNamespace(), gwNS, gwName) {
 					refs = append(refs, ref)
 				}
 			}
 		}
-		return verdicts.RewriteRouteParents(gatewayctl.RouteParents(o), o.GetNamespace(), gwNS, gwName, refs, cond, metav1.Now())
+		return verdicts.RewriteRouteParents(gatewayruntime.RouteParents(o), o.GetNamespace(), gwNS, gwName, refs, cond, metav1.Now())
 	}
 	// The list is atomic: it is written with the resourceVersion it was read
 	// at, so others' entries are never lost. The cached copy is tried first;
@@ -203,7 +204,7 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		if !changed {
 			return false, nil
 		}
-		if len(gatewayctl.RouteParents(o))+1 > verdicts.MaxRouteParents && len(parents) == verdicts.MaxRouteParents {
+		if len(gatewayruntime.RouteParents(o))+1 > verdicts.MaxRouteParents && len(parents) == verdicts.MaxRouteParents {
 			log.FromContext(ctx).Info("route status is full; our entry may be incomplete", "route", client.ObjectKeyFromObject(o))
 		}
 		switch rt := o.(type) {
@@ -228,7 +229,7 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 	if !wrote {
 		return nil
 	}
-	gatewayctl.CountWrite(r.Name, kind, "status")
+	writemetric.Count(r.Name, kind, writemetric.Status)
 	v, ok := byRoute[tenantgateway.RouteKey{Kind: kind, Namespace: cached.GetNamespace(), Name: cached.GetName()}]
 	why := "the route no longer attaches to Gateway " + gwNS + "/" + gwName + ": our entry removed"
 	ev := r.Events()

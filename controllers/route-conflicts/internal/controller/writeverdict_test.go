@@ -12,7 +12,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/route-conflicts/internal/verdicts"
-	"github.com/cozyplane/cozyplane/pkg/gatewayctl"
+	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 )
 
@@ -75,7 +75,7 @@ func TestWriteVerdict(t *testing.T) {
 				}
 			}
 			reader := &countingReader{Reader: c}
-			r := &Reconciler{Base: gatewayctl.Base{Client: c, APIReader: reader, Name: "route-conflicts"}}
+			r := &Reconciler{Base: gatewayruntime.Base{Client: c, APIReader: reader, Name: "route-conflicts"}}
 			byRoute := map[tenantgateway.RouteKey]verdicts.Verdict{
 				{Kind: tenantgateway.KindHTTPRoute, Namespace: "tenant-b", Name: "web"}: loser,
 			}

@@ -1,4 +1,4 @@
-package gatewayctl
+package gatewayruntime
 
 import (
 	"context"
@@ -82,33 +82,6 @@ func TestParentRefs(t *testing.T) {
 	}
 	if RefersTo(refs[3], "tenant-a", "tenant-a", "mesh") {
 		t.Errorf("a Service parentRef is not a Gateway")
-	}
-}
-
-func TestConflictLoser(t *testing.T) {
-	entry := func(controller, reason string, status metav1.ConditionStatus, ns string) gatewayv1.RouteParentStatus {
-		return gatewayv1.RouteParentStatus{
-			ParentRef:      gatewayv1.ParentReference{Name: "cozystack", Namespace: ptr.To(gatewayv1.Namespace(ns))},
-			ControllerName: gatewayv1.GatewayController(controller),
-			Conditions:     []metav1.Condition{{Type: "Accepted", Status: status, Reason: reason}},
-		}
-	}
-	ours := gatewayv1alpha1.RouteConflictControllerName
-	tests := []struct {
-		name    string
-		parents []gatewayv1.RouteParentStatus
-		want    bool
-	}{
-		{"no status", nil, false},
-		{"lost", []gatewayv1.RouteParentStatus{entry(ours, "HostnameConflict", "False", "tenant-root")}, true},
-		{"won", []gatewayv1.RouteParentStatus{entry(ours, "Accepted", "True", "tenant-root")}, false},
-		{"another controller's rejection", []gatewayv1.RouteParentStatus{entry("io.cilium/gateway-controller", "HostnameConflict", "False", "tenant-root")}, false},
-		{"lost on another Gateway", []gatewayv1.RouteParentStatus{entry(ours, "HostnameConflict", "False", "tenant-other")}, false},
-	}
-	for _, tt := range tests {
-		if got := ConflictLoser(tt.parents, "tenant-a", "tenant-root", "cozystack"); got != tt.want {
-			t.Errorf("%s: ConflictLoser = %v, want %v", tt.name, got, tt.want)
-		}
 	}
 }
 

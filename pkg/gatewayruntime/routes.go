@@ -1,4 +1,4 @@
-package gatewayctl
+package gatewayruntime
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -147,26 +146,6 @@ func AttachedRoutes(ctx context.Context, reader client.Reader, tgw *gatewayv1alp
 		}
 	}
 	return out, nil
-}
-
-// ConflictLoser reports whether route-conflicts marked the route not
-// accepted on the Gateway namespace/name because of a hostname conflict. A
-// route that is not accepted is not attached, so its hostnames get no
-// listener.
-func ConflictLoser(parents []gatewayv1.RouteParentStatus, routeNamespace, namespace, name string) bool {
-	for _, p := range parents {
-		if string(p.ControllerName) != gatewayv1alpha1.RouteConflictControllerName ||
-			!RefersTo(p.ParentRef, routeNamespace, namespace, name) {
-			continue
-		}
-		for _, c := range p.Conditions {
-			if c.Type == string(gatewayv1.RouteConditionAccepted) && c.Status == metav1.ConditionFalse &&
-				c.Reason == gatewayv1alpha1.ReasonHostnameConflict {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // RouteParentRefs returns the spec.parentRefs of an HTTPRoute or TLSRoute.

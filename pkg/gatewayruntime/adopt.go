@@ -1,4 +1,4 @@
-package gatewayctl
+package gatewayruntime
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ssa"
+	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
 // CreatedUpstream reports whether obj was written by upstream Cozystack's
@@ -73,6 +74,6 @@ func Adopt(ctx context.Context, c client.Client, reader client.Reader, gvk schem
 	if err := c.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return false, fmt.Errorf("adopting %s %s from %v: %w", gvk.Kind, key, managers, err)
 	}
-	CountWrite(fieldManager, gvk.Kind, "adopted")
+	writemetric.Count(fieldManager, gvk.Kind, writemetric.Adopted)
 	return true, nil
 }

@@ -1,8 +1,7 @@
-package gatewayctl
+package gatewayruntime
 
 import (
 	"context"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,20 +12,6 @@ import (
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 )
-
-// RouteToTenantGateways maps a route to the TenantGateways whose Gateways its
-// parentRefs name (a Gateway is named after its TenantGateway). Updates map
-// the old and the new object, so a route that moves away is seen by both.
-func RouteToTenantGateways() handler.EventHandler {
-	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-		var out []reconcile.Request
-		for _, k := range ParentGateways(o.GetNamespace(), RouteParentRefs(o)) {
-			ns, name, _ := strings.Cut(k, "/")
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
-		}
-		return out
-	})
-}
 
 // GatewayToTenantGateway maps a Gateway to the TenantGateway of the same name
 // and namespace, whoever maintains the Gateway.

@@ -1,4 +1,4 @@
-package gatewayctl
+package gatewayruntime
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package gatewayctl
+package gatewayruntime
 
 import (
 	"context"
@@ -36,12 +36,6 @@ func Apply(ctx context.Context, applier ssa.Applier, desired, live *unstructured
 		writemetric.Applied(applier.FieldManager, desired.GetKind(), res)
 	}
 	return res, err
-}
-
-// CountWrite counts a write Apply did not make (a delete, a patch) in
-// writemetric's counter; outcome is one of writemetric's.
-func CountWrite(controller, kind, outcome string) {
-	writemetric.Count(controller, kind, outcome)
 }
 
 // CountRefusal counts a takeover refusal.
