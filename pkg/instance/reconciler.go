@@ -236,7 +236,7 @@ func readStatus(inst *unstructured.Unstructured) (*appsv1alpha1.ApplicationStatu
 
 // statusFields are the fields of an instance's status besides its
 // conditions (appsv1alpha1.ApplicationStatus): the backend owns them all.
-var statusFields = []string{"observedGeneration", "version", "displayVersion", "namespace", "backend", "lastHandledReconcileAt"}
+var statusFields = statusapply.FieldsOf(appsv1alpha1.ApplicationStatus{})
 
 // statusWriter applies instances' status as the controller's field manager
 // (pkg/statusapply), at the version the status was decided on.

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -344,6 +345,25 @@ func ToFields(status any, owned ...string) (map[string]any, error) {
 		out[k] = m[k]
 	}
 	return out, nil
+}
+
+// FieldsOf returns the JSON names of every field of a status struct but
+// its conditions: the fields a controller that owns the whole status
+// declares (Part.Fields, through ToFields). A field added to the struct is
+// owned, and written, with no list to keep in step.
+func FieldsOf(status any) []string {
+	t := reflect.TypeOf(status)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" && name != "conditions" {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Stamp returns want with the observed generation set, messages cut to the

@@ -1,6 +1,7 @@
 package statusapply
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -60,6 +61,18 @@ func TestUpToDate(t *testing.T) {
 		if got := UpToDate(live, status, tc.part); got != tc.want {
 			t.Errorf("%s: UpToDate = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestFieldsOf(t *testing.T) {
+	type status struct {
+		ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+		Conditions         []metav1.Condition `json:"conditions,omitempty"`
+		Version            string             `json:"version"`
+		Internal           string             `json:"-"`
+	}
+	if got := FieldsOf(&status{}); !slices.Equal(got, []string{"observedGeneration", "version"}) {
+		t.Errorf("FieldsOf = %v, want observedGeneration and version", got)
 	}
 }
 

@@ -53,7 +53,7 @@ func readyReason(s *cozyv1alpha1.ApplicationDefinitionStatus) string {
 
 // statusFields are the fields of an ApplicationDefinition's status besides
 // its conditions: appdef owns them all.
-var statusFields = []string{"observedGeneration", "backend", "crdName", "instances"}
+var statusFields = statusapply.FieldsOf(cozyv1alpha1.ApplicationDefinitionStatus{})
 
 // writeStatus applies the status (pkg/statusapply: appdef owns all of it)
 // when, and only when, it changed, sets the definition's readiness gauge,
