@@ -722,11 +722,7 @@ func progress(what string, status func() string) (stop func()) {
 // controller writes it once the HelmRelease is created (or failed to be:
 // countReleases checks).
 type watcher struct {
-	statuses   atomic.Int64
-	mu         sync.Mutex
-	seenStatus map[string]bool
-	want       int64         // the count wait waits for
-	reached    chan struct{} // closed when statuses reaches want
+	measure.Seen // the objects done
 }
 
 // newWatcher watches the objects of obj's kind (a PartialObjectMetadata for
@@ -737,12 +733,12 @@ func newWatcher(ctx context.Context, scheme *runtime.Scheme, obj client.Object, 
 	cfg.QPS, cfg.Burst = -1, 0
 	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
 	measure.Check(err)
-	w := &watcher{seenStatus: map[string]bool{}}
+	w := &watcher{}
 	ii, err := ca.GetInformer(ctx, obj)
 	measure.Check(err)
 	on := func(o any) {
 		if m := o.(client.Object); done(m) {
-			w.mark(m.GetName())
+			w.Mark(m.GetName())
 		}
 	}
 	_, err = ii.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: on, UpdateFunc: func(_, o any) { on(o) }})
@@ -763,18 +759,6 @@ func statusWritten(o client.Object) bool {
 	return false
 }
 
-func (w *watcher) mark(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.seenStatus[name] {
-		w.seenStatus[name] = true
-		if w.statuses.Add(1) == w.want && w.reached != nil {
-			close(w.reached)
-			w.reached = nil
-		}
-	}
-}
-
 // createAndWait creates the objects lo to hi-1 (create) on the bench's
 // workers, with progress lines, and waits until hi objects are done (what the
 // watcher counts, named done in the progress lines): the objects before lo
@@ -783,7 +767,7 @@ func (w *watcher) mark(name string) {
 func (w *watcher) createAndWait(what, done string, lo, hi int, tally *measure.Tally, create func(i int)) (time.Duration, map[string]time.Duration) {
 	var created atomic.Int64
 	stop := progress(what, func() string {
-		return fmt.Sprintf("%d/%d created, %d %s", int64(lo)+created.Load(), *n, w.statuses.Load(), done)
+		return fmt.Sprintf("%d/%d created, %d %s", int64(lo)+created.Load(), *n, w.Len(), done)
 	})
 	before := cpuTimes()
 	start := time.Now()
@@ -802,17 +786,7 @@ func (w *watcher) createAndWait(what, done string, lo, hi int, tally *measure.Ta
 // wait returns as soon as n instances have a status (at the event that
 // makes n, not at a poll after it: a round's time is counted to the event).
 func (w *watcher) wait(n int64, timeout time.Duration) {
-	w.mu.Lock()
-	if w.statuses.Load() >= n {
-		w.mu.Unlock()
-		return
-	}
-	reached := make(chan struct{})
-	w.want, w.reached = n, reached
-	w.mu.Unlock()
-	select {
-	case <-reached:
-	case <-time.After(timeout):
-		measure.Check(fmt.Errorf("timed out waiting for every instance's status: %d of %d", w.statuses.Load(), n))
+	if !w.Wait(int(n), timeout) {
+		measure.Check(fmt.Errorf("timed out waiting for every instance's status: %d of %d", w.Len(), n))
 	}
 }

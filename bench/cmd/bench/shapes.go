@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
-	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -55,12 +54,8 @@ var releaseGVK = helmv2.GroupVersion.WithKind("HelmRelease")
 // those deleted: it decodes metadata only, and the bench waits on its events
 // rather than polling with lists.
 type countWatch struct {
-	mu      sync.Mutex
-	seen    map[string]bool
-	count   int
-	want    int
-	reached chan struct{}
-	cancel  context.CancelFunc
+	measure.Seen
+	cancel context.CancelFunc
 }
 
 // watchReleases starts a countWatch of the HelmReleases of namespace: match
@@ -73,7 +68,7 @@ func watchReleases(ctx context.Context, scheme *runtime.Scheme, namespace string
 	ctx, cancel := context.WithCancel(ctx)
 	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
 	measure.Check(err)
-	w := &countWatch{seen: map[string]bool{}, cancel: cancel}
+	w := &countWatch{cancel: cancel}
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(releaseGVK)
 	inf, err := ca.GetInformer(ctx, obj)
@@ -85,13 +80,13 @@ func watchReleases(ctx context.Context, scheme *runtime.Scheme, namespace string
 				o = d.Obj
 			}
 			if m, ok := o.(client.Object); ok {
-				w.mark(m.GetName())
+				w.Mark(m.GetName())
 			}
 		}
 	} else {
 		on := func(o any) {
 			if m := o.(client.Object); match(m) {
-				w.mark(m.GetName())
+				w.Mark(m.GetName())
 			}
 		}
 		h.AddFunc = on
@@ -104,42 +99,12 @@ func watchReleases(ctx context.Context, scheme *runtime.Scheme, namespace string
 	return w
 }
 
-func (w *countWatch) mark(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.seen[name] {
-		return
-	}
-	w.seen[name] = true
-	w.count++
-	if w.reached != nil && w.count >= w.want {
-		close(w.reached)
-		w.reached = nil
-	}
-}
-
-func (w *countWatch) done() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.count
-}
-
 // wait returns at the event that makes n (the time is counted to the event,
 // not to a poll after it), and stops the watch.
 func (w *countWatch) wait(what string, n int, timeout time.Duration) {
 	defer w.cancel()
-	w.mu.Lock()
-	if w.count >= n {
-		w.mu.Unlock()
-		return
-	}
-	reached := make(chan struct{})
-	w.want, w.reached = n, reached
-	w.mu.Unlock()
-	select {
-	case <-reached:
-	case <-time.After(timeout):
-		fmt.Fprintf(os.Stderr, "timed out waiting for %s: %d of %d\n", what, w.done(), n)
+	if !w.Wait(n, timeout) {
+		fmt.Fprintf(os.Stderr, "timed out waiting for %s: %d of %d\n", what, w.Len(), n)
 		os.Exit(1)
 	}
 }
@@ -224,7 +189,7 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 		w := watchReleases(ctx, scheme, ns, func(o client.Object) bool { return o.GetLabels()[revLabel] == rev })
 		measure.Quiet(what)
 		before := writes(ctrls)
-		stop := progress(what, func() string { return fmt.Sprintf("%d/%d HelmReleases changed", w.done(), *n) })
+		stop := progress(what, func() string { return fmt.Sprintf("%d/%d HelmReleases changed", w.Len(), *n) })
 		cpu0 := cpuTimes()
 		start := time.Now()
 		patchDefinition(ctx, c, map[string]any{"spec": map[string]any{"release": map[string]any{
@@ -306,7 +271,7 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		w := watchReleases(ctx, scheme, ns, nil)
 		measure.Quiet(what)
 		apiBefore := apiserverMetrics(ctx)
-		stop := progress(what, func() string { return fmt.Sprintf("%d/%d HelmReleases gone", w.done(), *n) })
+		stop := progress(what, func() string { return fmt.Sprintf("%d/%d HelmReleases gone", w.Len(), *n) })
 		cpu0 := cpuTimes()
 		start := time.Now()
 		measure.Parallel(*n, *workers, func(i int) { measure.Check(c.Delete(ctx, instance(i, ns))) })
