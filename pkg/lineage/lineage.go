@@ -159,15 +159,3 @@ func truncateGroup(s string) string {
 func alnum(b byte) bool {
 	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
 }
-
-// Diff returns the labels of want that obj's current labels lack or hold with
-// another value; empty when nothing needs writing.
-func Diff(current, want map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range want {
-		if cur, ok := current[k]; !ok || cur != v {
-			out[k] = v
-		}
-	}
-	return out
-}

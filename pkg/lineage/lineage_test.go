@@ -134,13 +134,3 @@ func TestTruncateGroup(t *testing.T) {
 		}
 	}
 }
-
-func TestDiff(t *testing.T) {
-	want := map[string]string{"a": "1", "b": "2"}
-	if d := Diff(map[string]string{"a": "1", "b": "2", "c": "3"}, want); len(d) != 0 {
-		t.Fatalf("settled object: Diff = %v, want nothing", d)
-	}
-	if d := Diff(map[string]string{"a": "0"}, want); !maps.Equal(d, want) {
-		t.Fatalf("Diff = %v, want %v", d, want)
-	}
-}

@@ -347,7 +347,7 @@ func (r *Reconciler) label(ctx context.Context, o *metav1.PartialObjectMetadata,
 	want := lineage.Labels(rel.def, rel.inst, lineage.Object{
 		GroupKind: o.GroupVersionKind().GroupKind(), Name: o.Name, Labels: o.Labels,
 	})
-	diff := lineage.Diff(o.Labels, want)
+	diff := missingLabels(o.Labels, want)
 	if len(diff) == 0 {
 		return nil
 	}
