@@ -64,13 +64,7 @@ See docs/migration.md for the whole cutover.`,
 }
 
 func (o *migrateOptions) run(ctx context.Context, root *Root) error {
-	if err := checkOutput(o.output); err != nil {
-		return err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	client, ns, err := root.Kube.ClusterScope()
+	ctx, client, ns, err := root.clusterCommand(ctx, o.output)
 	if err != nil {
 		return err
 	}

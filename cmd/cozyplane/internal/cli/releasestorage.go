@@ -55,13 +55,7 @@ Run it as a cluster administrator. See docs/helm-backend.md ("Release storage").
 }
 
 func (o *releaseStorageOptions) run(ctx context.Context, root *Root) error {
-	if err := checkOutput(o.output); err != nil {
-		return err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	client, ns, err := root.Kube.ClusterScope()
+	ctx, client, ns, err := root.clusterCommand(ctx, o.output)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,6 +83,16 @@ func (k *Kube) Namespace() (string, bool, error) {
 	}
 	ns, _, err := k.config.Namespace()
 	return ns, false, err
+}
+
+// clusterCommand is what a cluster-spanning command starts from: its output
+// format checked, a context, and its client and namespace (Kube.ClusterScope).
+func (r *Root) clusterCommand(ctx context.Context, output string) (context.Context, dynamic.Interface, string, error) {
+	if err := checkOutput(output); err != nil {
+		return nil, nil, "", err
+	}
+	client, ns, err := r.Kube.ClusterScope()
+	return contextOf(ctx), client, ns, err
 }
 
 // ClusterScope is a dynamic client and the namespace a cluster-spanning
