@@ -10,7 +10,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
@@ -33,21 +32,8 @@ func TestKilledMidWayConverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := testenv.Start(crd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	bin := testenv.BuildController(t, ".")
-	kubeconfig := env.WriteKubeconfig(t)
-
-	scheme := runtime.NewScheme()
-	_ = cozyv1alpha1.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testenv.NewHarness(t, []*apiextensionsv1.CustomResourceDefinition{crd}, cozyv1alpha1.AddToScheme, apiextensionsv1.AddToScheme)
+	c, bin, kubeconfig := h.Client, h.Binary, h.Kubeconfig
 	for i := range n {
 		def := &cozyv1alpha1.ApplicationDefinition{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("restart-%02d", i)},

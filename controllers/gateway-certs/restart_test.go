@@ -12,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -43,19 +41,8 @@ func TestKilledMidWayConverges(t *testing.T) {
 	check(t, err)
 	own, err := testenv.CRDFromFile("api/crds/gateway.cozystack.io_tenantgateways.yaml")
 	check(t, err)
-	env, err := testenv.Start(append(append(crds, cm...), own)...)
-	check(t, err)
-	defer func() { _ = env.Stop() }()
-	bin := testenv.BuildController(t, ".")
-	kubeconfig := env.WriteKubeconfig(t)
-
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = gatewayv1.Install(scheme)
-	_ = cmv1.AddToScheme(scheme)
-	_ = gatewayv1alpha1.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	check(t, err)
+	h := testenv.NewHarness(t, append(append(crds, cm...), own), gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme)
+	c, bin, kubeconfig := h.Client, h.Binary, h.Kubeconfig
 	for i := range n {
 		ns := fmt.Sprintf("tenant-%02d", i)
 		check(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))

@@ -7,10 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
@@ -32,17 +31,8 @@ func TestKilledMidWayConverges(t *testing.T) {
 	ctx := context.Background()
 	own, err := testenv.CRDFromFile("api/crds/gateway.cozystack.io_tenantgateways.yaml")
 	check(t, err)
-	env, err := testenv.Start(own)
-	check(t, err)
-	defer func() { _ = env.Stop() }()
-	bin := testenv.BuildController(t, ".")
-	kubeconfig := env.WriteKubeconfig(t)
-
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = gatewayv1alpha1.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	check(t, err)
+	h := testenv.NewHarness(t, []*apiextensionsv1.CustomResourceDefinition{own}, gatewayv1alpha1.AddToScheme)
+	c, bin, kubeconfig := h.Client, h.Binary, h.Kubeconfig
 
 	// The tenant chart labelled this namespace for tenant-00; it is also
 	// listed by tenant-01, whose entry must not take it over.

@@ -8,9 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
@@ -36,22 +33,8 @@ func TestKilledMidWayConverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := testenv.Start(append(crds, own)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	bin := testenv.BuildController(t, ".")
-	kubeconfig := env.WriteKubeconfig(t)
-
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = gatewayv1.Install(scheme)
-	_ = gatewayv1alpha1.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := testenv.NewHarness(t, append(crds, own), gatewayv1.Install, gatewayv1alpha1.AddToScheme)
+	c, bin, kubeconfig := h.Client, h.Binary, h.Kubeconfig
 	const owner = "tenant-root"
 	check(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: owner}}))
 	check(t, c.Create(ctx, &gatewayv1alpha1.TenantGateway{ObjectMeta: metav1.ObjectMeta{Name: "cozystack", Namespace: owner},

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -51,19 +50,8 @@ func TestKilledMidWayConverges(t *testing.T) {
 	}
 	crds = append(crds, testenv.NamespacedCRD("apps.cozystack.io", "v1alpha1",
 		apiextensionsv1.CustomResourceDefinitionNames{Kind: "Stack", Plural: "stacks", ListKind: "StackList", Singular: "stack"}, nil, true))
-	env, err := testenv.Start(crds...)
-	check(t, err)
-	defer func() { _ = env.Stop() }()
-
-	bin := testenv.BuildController(t, ".")
-	kubeconfig := env.WriteKubeconfig(t)
-
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = cozyv1alpha1.AddToScheme(scheme)
-	_ = tfv1alpha2.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	check(t, err)
+	h := testenv.NewHarness(t, crds, cozyv1alpha1.AddToScheme, tfv1alpha2.AddToScheme)
+	c, bin, kubeconfig := h.Client, h.Binary, h.Kubeconfig
 
 	for _, ns := range tenants {
 		check(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))

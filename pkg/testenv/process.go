@@ -14,6 +14,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Controller is a controller binary running against the test API server.
@@ -208,4 +213,38 @@ func sum(m map[string]int) int {
 		total += v
 	}
 	return total
+}
+
+// Harness is what a controller's restart test runs against: a private API
+// server serving the test's CRDs (stopped when the test ends), the
+// controller built from the module in the current folder, an administrator
+// kubeconfig for it, and a client whose scheme knows the built-in kinds and
+// those each addTo registers.
+type Harness struct {
+	Env        *Env
+	Client     client.Client
+	Binary     string
+	Kubeconfig string
+}
+
+// NewHarness starts the API server with crds, builds the controller and
+// makes the client.
+func NewHarness(t *testing.T, crds []*apiextensionsv1.CustomResourceDefinition, addTo ...func(*runtime.Scheme) error) Harness {
+	t.Helper()
+	env, err := Start(crds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, addTo...) {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Harness{Env: env, Client: c, Binary: BuildController(t, "."), Kubeconfig: env.WriteKubeconfig(t)}
 }
