@@ -158,6 +158,49 @@ func reconciles(t *testing.T, name string) int {
 
 // eventually waits up to 30 seconds for cond to return nil; on a timeout
 // the test fails naming what it waited for and cond's last error.
+// testClient is an uncached client of the test API server, with its scheme
+// (the built-in kinds, definitions and CRDs), and a check that fails the
+// test on an error.
+func testClient(t *testing.T) (*runtime.Scheme, client.Client, func(error)) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cozyv1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scheme, c, func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// establish creates crd and waits until the API server serves it.
+func establish(ctx context.Context, t *testing.T, c client.Client, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	if err := c.Create(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "CRD "+crd.Name+" established", func() error {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
+			return err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not established")
+	})
+}
+
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
 	testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
@@ -171,9 +214,7 @@ func eventually(t *testing.T, what string, cond func() error) {
 func TestGenericReconciler(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = cozyv1alpha1.AddToScheme(scheme)
+	scheme, c, must := testClient(t)
 
 	opts := manager.NewOptions("cozystack-test")
 	opts.MetricsAddr, opts.ProbeAddr = "0", "0"
@@ -188,16 +229,6 @@ func TestGenericReconciler(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = mgr.Start(ctx) }()
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a"}}))
 
 	// The definition, marked served as the appdef controller would.

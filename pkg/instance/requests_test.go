@@ -16,10 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -181,36 +179,11 @@ func TestPlatformRequests(t *testing.T) {
 	const n = 12
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = cozyv1alpha1.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	scheme, c, must := testClient(t)
 	crd := widgetCRD()
 	crd.Name = "gizmos.apps.cozystack.io"
 	crd.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Kind: "Gizmo", Plural: "gizmos", ListKind: "GizmoList", Singular: "gizmo"}
-	must(c.Create(ctx, crd))
-	eventually(t, "the Gizmo CRD established", func() error {
-		got := &apiextensionsv1.CustomResourceDefinition{}
-		if err := c.Get(ctx, types.NamespacedName{Name: crd.Name}, got); err != nil {
-			return err
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return nil
-			}
-		}
-		return fmt.Errorf("not established")
-	})
+	establish(ctx, t, c, crd)
 	tenants := []string{"tenant-r1", "tenant-r2"}
 	for _, ns := range tenants {
 		must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
