@@ -77,12 +77,6 @@ func TestParentRefs(t *testing.T) {
 	if want := []string{"tenant-a/cozystack", "tenant-root/cozystack"}; !slices.Equal(got, want) {
 		t.Errorf("ParentGateways = %v, want %v", got, want)
 	}
-	if !RefersTo(refs[2], "tenant-a", "tenant-root", "cozystack") || RefersTo(refs[0], "tenant-a", "tenant-root", "cozystack") {
-		t.Errorf("RefersTo does not default the namespace to the route's")
-	}
-	if RefersTo(refs[3], "tenant-a", "tenant-a", "mesh") {
-		t.Errorf("a Service parentRef is not a Gateway")
-	}
 }
 
 func TestAttachedRoutes(t *testing.T) {

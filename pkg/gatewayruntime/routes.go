@@ -54,17 +54,6 @@ func ParentGateways(namespace string, refs []gatewayv1.ParentReference) []string
 	return out
 }
 
-// IsGatewayRef reports whether a parentRef names a Gateway.
-func IsGatewayRef(ref gatewayv1.ParentReference) bool {
-	return tenantgateway.ParentRef(ref).IsGateway()
-}
-
-// RefersTo reports whether ref, on a route in routeNamespace, points at the
-// Gateway namespace/name.
-func RefersTo(ref gatewayv1.ParentReference, routeNamespace, namespace, name string) bool {
-	return tenantgateway.ParentRef(ref).NamesGateway(routeNamespace, namespace, name)
-}
-
 // SetupIndexes registers IndexParentGateway for HTTPRoutes and TLSRoutes.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	for _, obj := range []client.Object{&gatewayv1.HTTPRoute{}, &gatewayv1.TLSRoute{}} {

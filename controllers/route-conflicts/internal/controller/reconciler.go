@@ -188,7 +188,7 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 			c := verdicts.AcceptedCondition(v, o.GetGeneration())
 			cond = &c
 			for _, ref := range gatewayruntime.RouteParentRefs(o) {
-				if gatewayruntime.RefersTo(ref, o.GetNamespace(), gwNS, gwName) {
+				if tenantgateway.ParentRef(ref).NamesGateway(o.GetNamespace(), gwNS, gwName) {
 					refs = append(refs, ref)
 				}
 			}
