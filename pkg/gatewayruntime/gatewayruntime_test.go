@@ -44,19 +44,19 @@ func TestStampAndUpToDate(t *testing.T) {
 	if got[0].ObservedGeneration != 4 || got[1].ObservedGeneration != 4 {
 		t.Errorf("generation not stamped: %+v", got)
 	}
-	if StatusUpToDate(tgw, got, Status{}) {
+	if upToDate(t, tgw, got, Status{}) {
 		t.Errorf("B differs, yet up to date")
 	}
-	if !StatusUpToDate(tgw, got[:1], Status{}) {
+	if !upToDate(t, tgw, got[:1], Status{}) {
 		t.Errorf("A alone is up to date")
 	}
-	if StatusUpToDate(tgw, got[:1], Status{ObservedGeneration: true}) {
+	if upToDate(t, tgw, got[:1], Status{ObservedGeneration: true}) {
 		t.Errorf("observedGeneration 0 != 4, yet up to date")
 	}
-	if StatusUpToDate(tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.TenantGatewayListenerStatus{{Name: "http"}}}) {
+	if upToDate(t, tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.TenantGatewayListenerStatus{{Name: "http"}}}) {
 		t.Errorf("listeners differ, yet up to date")
 	}
-	if !StatusUpToDate(tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.TenantGatewayListenerStatus{}}) {
+	if !upToDate(t, tgw, got[:1], Status{OwnsListeners: true, Listeners: []gatewayv1alpha1.TenantGatewayListenerStatus{}}) {
 		t.Errorf("no listeners either way, yet not up to date")
 	}
 	long := statusapply.Stamp(nil, []metav1.Condition{Condition("C", "True", "R", string(make([]byte, conditions.MaxMessage+10)))}, 1)
@@ -140,4 +140,16 @@ func TestAttachedRoutes(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("AttachedRoutes = %v, want %v (not the redirect route, not a namespace without the label, not another Gateway)", got, want)
 	}
+}
+
+// upToDate is what the writer decides before writing: whether tgw's status
+// already carries conds (stamped) and the other fields st owns.
+func upToDate(t *testing.T, tgw *gatewayv1alpha1.TenantGateway, conds []metav1.Condition, st Status) bool {
+	t.Helper()
+	part, err := statusPart(tgw, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part.Conditions = conds
+	return statusapply.UpToDate(tgw.Status.Conditions, statusapply.Of(tgw), part)
 }

@@ -81,17 +81,6 @@ func statusPart(tgw *gatewayv1alpha1.TenantGateway, st Status) (statusapply.Part
 	return part, nil
 }
 
-// StatusUpToDate reports whether tgw's status already carries conds (stamped)
-// and the other fields st owns.
-func StatusUpToDate(tgw *gatewayv1alpha1.TenantGateway, conds []metav1.Condition, st Status) bool {
-	part, err := statusPart(tgw, st)
-	if err != nil {
-		return false
-	}
-	part.Conditions = conds
-	return statusapply.UpToDate(tgw.Status.Conditions, statusapply.Of(tgw), part)
-}
-
 // Condition is a shorthand for a condition of type t.
 func Condition(t string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
 	return metav1.Condition{Type: t, Status: status, Reason: reason, Message: message}
