@@ -49,3 +49,23 @@ func Missed(rows [][]string) bool {
 	}
 	return false
 }
+
+// InTurns runs raw and pipe Runs times in turns (raw first in even runs,
+// the pipeline first in odd ones), each after prepare(k) when given, and
+// returns their own times; name heads the line printed after each run.
+func InTurns(name string, prepare func(k int), raw, pipe func(k int) time.Duration) (raws, pipes []time.Duration) {
+	for k := range Runs {
+		if prepare != nil {
+			prepare(k)
+		}
+		var dr, dp time.Duration
+		if k%2 == 0 {
+			dr, dp = raw(k), pipe(k)
+		} else {
+			dp, dr = pipe(k), raw(k)
+		}
+		fmt.Printf("  %s run %d/%d: raw %.1fs, pipeline %.1fs\n", name, k+1, Runs, dr.Seconds(), dp.Seconds())
+		raws, pipes = append(raws, dr), append(pipes, dp)
+	}
+	return raws, pipes
+}

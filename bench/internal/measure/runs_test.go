@@ -66,3 +66,21 @@ func TestMissed(t *testing.T) {
 		t.Error("a miss not found")
 	}
 }
+
+func TestInTurns(t *testing.T) {
+	var order []string
+	raws, pipes := InTurns("test", func(k int) { order = append(order, "prepare") }, func(k int) time.Duration {
+		order = append(order, "raw")
+		return time.Duration(k+1) * time.Second
+	}, func(k int) time.Duration {
+		order = append(order, "pipe")
+		return time.Duration(k+10) * time.Second
+	})
+	want := []string{"prepare", "raw", "pipe", "prepare", "pipe", "raw", "prepare", "raw", "pipe"}
+	if !reflect.DeepEqual(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	if raws[1] != 2*time.Second || pipes[2] != 12*time.Second {
+		t.Errorf("times %v %v: each run's own", raws, pipes)
+	}
+}
