@@ -8,15 +8,21 @@
 //   - conflicts: 5,000 routes on one Gateway from 50 namespaces, a fifth of
 //     them claiming another namespace's hostname; the time until every route
 //     carries its verdict, next to the time it took to create them;
-//   - idle: API writes of the four controllers over two resync periods once
-//     settled (target 0);
-//   - memory: each controller's peak resident set (VmHWM).
+//   - tenant gateways: --tenant-gateways TenantGateways with 10 routes each,
+//     a tenth of them hostname conflicts, until every Gateway, Certificate,
+//     namespace label, TenantGateway condition and route verdict is settled,
+//     against the same requests sent raw (tenants.go);
+//   - memory: each controller's peak resident set (VmHWM);
+//   - idle (--phase idle, the controllers restarted with --resync-period
+//     --resync over everything the first phase settled): API writes of the
+//     four controllers over two resync periods (target 0).
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +51,9 @@ var (
 	target     = flag.Float64("target", 0.8, "target of route-conflicts' throughput over the raw status-update throughput")
 	metrics    = flag.String("metrics", "", "comma-separated name=URL of the controllers' metrics endpoints")
 	pids       = flag.String("pids", "", "comma-separated name=pid of the controllers")
-	resync     = flag.Duration("resync", 30*time.Second, "the controllers' --resync-period")
+	resync     = flag.Duration("resync", 30*time.Second, "the controllers' --resync-period (--phase idle)")
+	tenants    = flag.Int("tenant-gateways", 1000, "TenantGateways of the tenant gateways figure (0 skips it)")
+	phase      = flag.String("phase", "work", "work: convergence, conflicts, tenant gateways and peak RSS; idle: the controllers' writes over two resync periods")
 )
 
 const ours = gatewayv1alpha1.RouteConflictControllerName
@@ -55,28 +63,41 @@ func main() {
 	cfg, scheme, c := measure.Client(*kubeconfig, float32(*qps), max(int(2**qps), 0), gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme)
 	ctx := context.Background()
 
-	convergence(ctx, c)
-	conflicts(ctx, c, watchVerdicts(ctx, cfg, scheme))
-
-	urls := map[string]string{}
-	for _, kv := range strings.Split(*metrics, ",") {
-		if name, url, ok := strings.Cut(kv, "="); ok {
-			urls[name] = url
+	var urls []string
+	for _, kv := range measure.KV(*metrics) {
+		urls = append(urls, kv[1])
+	}
+	var rows [][]string
+	if *phase == "idle" {
+		rows = idle(urls)
+	} else {
+		convergence(ctx, c)
+		conflicts(ctx, c, watchVerdicts(ctx, cfg, scheme))
+		if *tenants > 0 {
+			rows = tenantGateways(ctx, c, watchSettled(ctx, cfg, scheme), urls)
+		}
+		for _, p := range measure.Processes(*pids) {
+			mib, err := measure.PeakRSSMiB(p.PID)
+			measure.Check(err)
+			rows = append(rows, measure.Figure(fmt.Sprintf("gateway, tuned, %d routes", *routes), "peak RSS "+p.Name, mib, " MiB", 150, false))
 		}
 	}
-	var all []string
-	for _, u := range urls {
-		all = append(all, u)
+	measure.AppendRows(*results, rows...)
+	if measure.Missed(rows) {
+		fmt.Println("  a figure missed its goal")
+		os.Exit(2)
 	}
-	before := measure.Settled(all...)
-	time.Sleep(2 * *resync)
-	fmt.Printf("idle: %d API writes by the gateway controllers over two resync periods (%s) once settled (target 0)\n",
-		measure.Settled(all...)-before, 2**resync)
-	for _, p := range measure.Processes(*pids) {
-		mib, err := measure.PeakRSSMiB(p.PID)
-		measure.Check(err)
-		measure.AppendRows(*results, measure.Figure(fmt.Sprintf("gateway, tuned, %d routes", *routes), "peak RSS "+p.Name, mib, " MiB", 150, false))
-	}
+}
+
+// idle: the controllers' writes over two resync periods (and a fifth, for
+// the resync's jitter) once their writes hold still.
+func idle(urls []string) [][]string {
+	before := measure.Settled(urls...)
+	window := 2**resync + *resync/5
+	time.Sleep(window)
+	w := measure.Settled(urls...) - before
+	return [][]string{measure.Figure(fmt.Sprintf("gateway, resync %s, everything settled", *resync),
+		fmt.Sprintf("idle: writes of the gateway controllers over %s", window), float64(w), "", 0, false)}
 }
 
 // convergence: one TenantGateway, 60 routes in its namespace.

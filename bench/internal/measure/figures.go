@@ -166,17 +166,40 @@ next:
 // (/subresource), watches aside, the most frequent first, those under 0.01
 // per instance left out. It shows which requests a pipeline costs.
 func RequestMix(before, after []Sample, n int) string {
+	return mix(before, after, n, "apiserver_request_total", func(s Sample) string {
+		if s.Labels["verb"] == "WATCH" {
+			return ""
+		}
+		key := s.Labels["verb"] + " " + s.Labels["resource"]
+		if sub := s.Labels["subresource"]; sub != "" {
+			key += "/" + sub
+		}
+		return key
+	})
+}
+
+// FlowMix is, in the same form, the requests API Priority and Fairness
+// dispatched between two scrapes, per instance, by flow schema and priority
+// level: where the API server placed the clients' requests.
+func FlowMix(before, after []Sample, n int) string {
+	return mix(before, after, n, "apiserver_flowcontrol_dispatched_requests_total", func(s Sample) string {
+		return s.Labels["flow_schema"] + "/" + s.Labels["priority_level"]
+	})
+}
+
+// mix counts the samples called name by key (those whose key is empty left
+// out) from before to after, per n, the most frequent first, those under
+// 0.01 per n left out.
+func mix(before, after []Sample, n int, name string, key func(Sample) string) string {
 	count := func(samples []Sample) map[string]float64 {
 		m := map[string]float64{}
 		for _, s := range samples {
-			if s.Name != "apiserver_request_total" || s.Labels["verb"] == "WATCH" {
+			if s.Name != name {
 				continue
 			}
-			key := s.Labels["verb"] + " " + s.Labels["resource"]
-			if sub := s.Labels["subresource"]; sub != "" {
-				key += "/" + sub
+			if k := key(s); k != "" {
+				m[k] += s.Value
 			}
-			m[key] += s.Value
 		}
 		return m
 	}
@@ -185,20 +208,20 @@ func RequestMix(before, after []Sample, n int) string {
 		key string
 		per float64
 	}
-	var mix []kv
-	for key, v := range a {
-		if per := (v - b[key]) / float64(n); per >= 0.01 {
-			mix = append(mix, kv{key, per})
+	var out []kv
+	for k, v := range a {
+		if per := (v - b[k]) / float64(n); per >= 0.01 {
+			out = append(out, kv{k, per})
 		}
 	}
-	sort.Slice(mix, func(i, j int) bool {
-		if mix[i].per != mix[j].per {
-			return mix[i].per > mix[j].per
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].per != out[j].per {
+			return out[i].per > out[j].per
 		}
-		return mix[i].key < mix[j].key
+		return out[i].key < out[j].key
 	})
-	parts := make([]string, len(mix))
-	for i, x := range mix {
+	parts := make([]string, len(out))
+	for i, x := range out {
 		parts[i] = fmt.Sprintf("%s %.2f", x.key, x.per)
 	}
 	return strings.Join(parts, ", ")
@@ -365,4 +388,22 @@ func WaitQuiet(maxBusy float64, timeout time.Duration) (time.Duration, float64) 
 		}
 		b0, t0 = b1, t1
 	}
+}
+
+// Durations lists each run's time in seconds, for a reported row.
+func Durations(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Floats lists each run's figure, for a reported row.
+func Floats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return strings.Join(parts, ", ")
 }
