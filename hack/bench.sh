@@ -7,7 +7,9 @@
 #
 #   hack/bench.sh [N]     N instances (default 2000); BENCH_SIZES="2000 10000"
 #                         runs several sizes; BENCH_ROUTES routes for
-#                         route-conflicts (default 5000; 0 skips the gateway)
+#                         route-conflicts (default 5000; 0 skips the gateway);
+#                         BENCH_TENANT_GATEWAYS TenantGateways of 10 routes
+#                         each (default 1000; 0 skips them)
 #
 # BENCH_SHAPES (make bench SHAPE=...) picks the shapes of work, by default
 # every one built: create (the pipeline below), fanout (a definition change
@@ -156,18 +158,31 @@ shape() {
 }
 
 # gateway: the four gateway controllers at the tuned settings.
+# The first phase (gatewaybench --phase work) times convergence, route-conflicts
+# and BENCH_TENANT_GATEWAYS TenantGateways against the same requests sent raw
+# (bench/cmd/gatewaybench/tenants.go); the raw side's objects carry
+# bench.cozystack.io/raw=true, which the controllers' watches leave out. Then
+# the controllers restart with a resync period of GATEWAY_RESYNC over
+# everything settled, and their writes over two periods are judged against 0
+# (--phase idle): short, rather than a minute against a 10-hour resync.
+GATEWAY_RESYNC=30s
 gateway() {
   local routes=$1 gw=(gateway-listeners gateway-certs ns-labels route-conflicts) metrics=() pids=() i=0 c
-  log "bench: gateway controllers at the tuned settings, ${routes} routes"
+  local args="${TUNED} --watch-label-selector bench.cozystack.io/raw!=true"
+  log "bench: gateway controllers, ${routes} routes, ${BENCH_TENANT_GATEWAYS:-1000} TenantGateways"
   fresh
-  CONTROLLER_ARGS="${TUNED}" "${ROOT}/hack/controllers.sh" start "${DIR}" "${gw[@]}"
+  CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start "${DIR}" "${gw[@]}"
   for c in "${gw[@]}"; do
     i=$((i + 1))
     metrics+=("${c}=$(m $((CPB + 2 * i)))")
     pids+=("${c}=$(pid "${c}")")
   done
-  "${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --routes "${routes}" --resync 30s --results "${RESULTS}" \
-    --metrics "$(IFS=,; echo "${metrics[*]}")" --pids "$(IFS=,; echo "${pids[*]}")"
+  local gb=("${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" --metrics "$(IFS=,; echo "${metrics[*]}")")
+  "${gb[@]}" --phase work --routes "${routes}" --tenant-gateways "${BENCH_TENANT_GATEWAYS:-1000}" \
+    --pids "$(IFS=,; echo "${pids[*]}")" || failed=1
+  "${ROOT}/hack/controllers.sh" stop "${DIR}" >/dev/null
+  RESYNC_PERIOD=${GATEWAY_RESYNC} CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start "${DIR}" "${gw[@]}"
+  "${gb[@]}" --phase idle --resync "${GATEWAY_RESYNC}" || failed=1
 }
 
 # peer_kro N: the nearest peer, kro (the version hack/tools/kro pins), with
