@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Measures the Helm backend and the gateway controllers against the design's
-# performance budget on a private local control plane (etcd on tmpfs, the
-# admission policies installed and every controller running as its chart's
-# ServiceAccount, as hack/e2e.sh does), and prints every figure with its
-# target and whether it is met.
+# Measures the Helm and Terraform backends and the gateway controllers
+# against the design's performance budget on a private local control plane
+# (etcd on tmpfs, the admission policies installed and every controller
+# running as its chart's ServiceAccount, as hack/e2e.sh does), and prints
+# every figure with its target and whether it is met.
 #
 #   hack/bench.sh [N]     N instances (default 2000); BENCH_SIZES="2000 10000"
 #                         runs several sizes; BENCH_ROUTES routes for
@@ -14,10 +14,12 @@
 # BENCH_SHAPES (make bench SHAPE=...) picks the shapes of work, by default
 # every one built: create (the pipeline below), fanout (a definition change
 # at N settled instances), delete (N instances deleted), manykinds (N
-# instances over BENCH_KINDS definitions, default 50) and gateways (the
-# gateway controllers); terraform is named but not built yet. fanout, delete
-# and manykinds run at the controllers' defaults, three runs each against
-# the same requests sent raw in the same run (bench/cmd/bench/shapes.go,
+# instances over BENCH_KINDS definitions, default 50), terraform (create,
+# fanout and delete on the Terraform backend, its Terraform objects in the
+# platform namespace cozy-tf-<namespace>; no tofu-controller runs) and
+# gateways (the gateway controllers). fanout, delete, manykinds and terraform
+# run at the controllers' defaults, three runs each against the same
+# requests sent raw in the same run (bench/cmd/bench/shapes.go,
 # manykinds.go).
 # The script exits non-zero when any figure misses its goal.
 # BENCH_DIR is the control plane's state directory (default .cache/bench).
@@ -38,11 +40,10 @@
 source "$(dirname "$0")/lib.sh"
 SIZES=${BENCH_SIZES:-${1:-2000}}
 PARTS=${BENCH_SETTINGS:-defaults tuned shards gateway}
-SHAPES=${BENCH_SHAPES:-create fanout delete manykinds gateways}
+SHAPES=${BENCH_SHAPES:-create fanout delete manykinds terraform gateways}
 for s in ${SHAPES}; do
   case ${s} in
-    create | fanout | delete | manykinds | gateways) ;;
-    terraform) die "bench: the ${s} shape is not built yet (built: create fanout delete manykinds gateways)" ;;
+    create | fanout | delete | manykinds | terraform | gateways) ;;
     *) die "bench: unknown shape ${s} (create fanout delete manykinds terraform gateways)" ;;
   esac
 done
@@ -79,7 +80,7 @@ fresh() {
   rm -rf "${DIR}" && mkdir -p "${DIR}"
   "${ROOT}/hack/cluster.sh" up "${DIR}" >/dev/null
   "${ROOT}/hack/policies.sh" "${DIR}" >/dev/null
-  "${ROOT}/hack/rbac.sh" "${DIR}" appdef helm route-conflicts gateway-listeners gateway-certs ns-labels >/dev/null
+  "${ROOT}/hack/rbac.sh" "${DIR}" appdef helm terraform route-conflicts gateway-listeners gateway-certs ns-labels >/dev/null
 }
 
 bench() { "${BIN}/bench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" "$@"; }
@@ -143,18 +144,21 @@ shards() {
     --pids "appdef=$(pid appdef),helm-s0=$(pid helm-s0),helm-s1=$(pid helm-s1)" --cpu "$(plane)"
 }
 
-# shape SHAPE N: one shape of work beside the create pipeline (bench --phase
-# fanout or delete), the appdef and helm controllers at their defaults.
+# shape SHAPE N [BACKEND]: one shape of work beside the create pipeline
+# (bench --phase create, fanout, delete or manykinds), the appdef controller
+# and the controller of BACKEND (helm or terraform, default helm) at their
+# defaults.
 failed=0
 shape() {
-  local shape=$1 n=$2
-  log "bench: ${shape}, N=${n}, at the controllers' defaults"
+  local shape=$1 n=$2 backend=${3:-helm} setting=$1
+  [[ ${backend} == helm ]] || setting="${backend} ${shape}"
+  log "bench: ${setting}, N=${n}, at the controllers' defaults"
   fresh
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
-  CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm helm $((CPB + 4))
-  bench --phase "${shape}" --setting "${shape}, defaults" --n "${n}" --kinds "${BENCH_KINDS:-50}" \
-    --metrics "appdef=$(m $((CPB + 2))),helm=$(m $((CPB + 4)))" --pids "appdef=$(pid appdef),helm=$(pid helm)" --cpu "$(plane)" ||
-    failed=1
+  CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" "${backend}" "${backend}" $((CPB + 4))
+  bench --phase "${shape}" --backend "${backend}" --controller "cozystack-${backend}" --setting "${setting}, defaults" \
+    --n "${n}" --kinds "${BENCH_KINDS:-50}" --metrics "appdef=$(m $((CPB + 2))),${backend}=$(m $((CPB + 4)))" \
+    --pids "appdef=$(pid appdef),${backend}=$(pid "${backend}")" --cpu "$(plane)" || failed=1
 }
 
 # gateway: the four gateway controllers at the tuned settings.
@@ -223,7 +227,7 @@ stop_kro() {
 }
 
 # Only the controllers measured (not the CLIs controllers.sh build adds).
-for c in appdef helm gateway-listeners gateway-certs ns-labels route-conflicts; do
+for c in appdef helm terraform gateway-listeners gateway-certs ns-labels route-conflicts; do
   (cd "${ROOT}/controllers/${c}" && go build -o "${BIN}/controller-${c}" .)
 done
 (cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/bench" ./cmd/bench && GOWORK=off go build -o "${BIN}/gatewaybench" ./cmd/gatewaybench)
@@ -244,6 +248,11 @@ for s in fanout delete manykinds; do
     for n in ${SIZES}; do shape "${s}" "${n}"; done
   fi
 done
+if has_shape terraform; then
+  for n in ${SIZES}; do
+    for s in create fanout delete; do shape "${s}" "${n}" terraform; done
+  done
+fi
 ROUTES=${BENCH_ROUTES:-5000}
 has_shape gateways && [[ " ${PARTS} " == *" gateway "* && ${ROUTES} -gt 0 ]] && gateway "${ROUTES}"
 log "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -75,7 +75,7 @@ func kroActive(o client.Object) bool {
 // targets are this project's. kro's efficiency is far from the pipeline's, so
 // one raw pass (not rounds in turns) measures it well enough.
 func peerKro(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
-	namespaces(ctx, c, "bench-raw", kroNS)
+	namespaces(ctx, c, rawNS, kroNS)
 	measure.Check(client.IgnoreAlreadyExists(c.Create(ctx, kroDefinition())))
 	measure.WaitFor("ResourceGraphDefinition "+kroRGD+" Active", 2*time.Minute, func() bool {
 		d := &unstructured.Unstructured{}
@@ -106,7 +106,7 @@ func peerKro(ctx context.Context, c client.Client, scheme *runtime.Scheme, label
 	kroAfter := settle(cpuEnd)
 	api := measure.AddDelta(nil, apiBefore, apiserverMetrics(ctx))
 
-	if releases := countReleases(ctx, c, kroNS); releases != *n {
+	if releases := countObjects(ctx, c, releaseGVK, kroNS); releases != *n {
 		measure.Check(fmt.Errorf("every KroBench is ACTIVE but %s holds %d HelmReleases, not %d", kroNS, releases, *n))
 	}
 	rawW := measure.WithWork(rawT, rawAfter.Excess(idle), cores)

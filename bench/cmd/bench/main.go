@@ -87,6 +87,7 @@ import (
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	tfv1alpha2 "github.com/cozyplane/cozyplane/api/tofu/v1alpha2"
 	"github.com/cozyplane/cozyplane/bench/internal/measure"
 )
 
@@ -111,6 +112,7 @@ var (
 	directT    = flag.Float64("direct", 0, "pipeline phase: T_direct in seconds, from the direct phase (0: none)")
 	kinds      = flag.Int("kinds", 50, "manykinds phase: definitions the instances are spread over")
 	rounds     = flag.Int("rounds", 0, "pipeline phase: rounds of raw creates and of the pipeline, in turns (0: one per 400 instances, 1 to 10)")
+	backendArg = flag.String("backend", "helm", "create, fanout and delete phases: the backend measured, helm or terraform (backends.go)")
 )
 
 // The namespaces of the pipeline's instances and of the direct phase's.
@@ -123,8 +125,13 @@ var benchGVK = schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1a
 
 func main() {
 	flag.Parse()
+	b, ok := backends[*backendArg]
+	if !ok {
+		measure.Check(fmt.Errorf("unknown backend %q (helm, terraform)", *backendArg))
+	}
+	be = b
 	// Unthrottled: the API server's capacity is what is measured.
-	_, scheme, c := measure.Client(*kubeconfig, -1, 0, cozyv1alpha1.AddToScheme, helmv2.AddToScheme)
+	_, scheme, c := measure.Client(*kubeconfig, -1, 0, cozyv1alpha1.AddToScheme, helmv2.AddToScheme, tfv1alpha2.AddToScheme)
 	ctx := context.Background()
 	label := fmt.Sprintf("%s N=%d", *setting, *n)
 	switch *phase {
@@ -136,6 +143,8 @@ func main() {
 		restart(label)
 	case "kro":
 		peerKro(ctx, c, scheme, label)
+	case "create":
+		createShape(ctx, c, scheme, label)
 	case "fanout":
 		fanout(ctx, c, scheme, label)
 	case "delete":
@@ -147,25 +156,24 @@ func main() {
 	}
 }
 
-// setup creates the bench's namespaces and its definition, and waits until
-// the definition is served.
+// setup creates the bench's namespaces and its definition, of the backend
+// of --backend, and waits until the definition is served.
 func setup(ctx context.Context, c client.Client) {
-	namespaces(ctx, c, "bench-raw", ns, directNS)
+	namespaces(ctx, c, rawNS, ns, directNS)
 	def := &cozyv1alpha1.ApplicationDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: cozyv1alpha1.ApplicationDefinitionSpec{
 			Application: cozyv1alpha1.ApplicationDefinitionApplication{Kind: "Bench", Plural: "benches", Singular: "bench",
 				OpenAPISchema: `{"type":"object","properties":{"replicas":{"type":"integer","default":1}}}`},
-			Release: &cozyv1alpha1.ApplicationDefinitionRelease{HelmReleaseTemplate: cozyv1alpha1.HelmReleaseTemplate{
-				Prefix: "b-", ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"}}},
 		},
 	}
+	be.define(&def.Spec)
 	measure.Check(client.IgnoreAlreadyExists(c.Create(ctx, def)))
 	measure.WaitFor("definition Ready", 2*time.Minute, func() bool {
 		d := &cozyv1alpha1.ApplicationDefinition{}
 		return c.Get(ctx, types.NamespacedName{Name: "bench"}, d) == nil && meta.IsStatusConditionTrue(d.Status.Conditions, "Ready")
 	})
-	warmUp(ctx, c, map[string]client.Object{benchGVK.Kind: instance(0, ns), "HelmRelease": rawRelease(0)})
+	warmUp(ctx, c, map[string]client.Object{benchGVK.Kind: instance(0, ns), be.object.Kind: be.raw(0)})
 }
 
 // namespaces creates the namespaces of names that do not exist yet.
@@ -280,7 +288,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		perRound = append(perRound, measure.Efficiency(3, wr, wp))
 		fmt.Printf("  round %d/%d with the work left behind: %.1fs and %.1fs: %.2f\n", k+1, len(done), wr.Seconds(), wp.Seconds(), perRound[k])
 	}
-	releases := countReleases(ctx, c, ns)
+	releases := countObjects(ctx, c, releaseGVK, ns)
 	if *pprofURL != "" && *pprofOut != "" {
 		// What the controller holds with every instance in place.
 		profile(*pprofURL+"/debug/pprof/heap?gc=1", strings.TrimSuffix(*pprofOut, ".cpu.pprof")+".heap.pprof")
@@ -291,7 +299,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		measure.Check(fmt.Errorf("every instance has a status but %s holds %d HelmReleases, not %d: see the instances' conditions", ns, releases, *n))
 	}
 	after := settledWrites(ctrls)
-	deleteAll(ctx, c, helmv2.GroupVersion.WithKind("HelmRelease"), "bench-raw")
+	deleteAll(ctx, c, releaseGVK, rawNS)
 	delta := func(name string, match map[string]string) float64 { return measure.Sum(api, name, match) }
 	events := delta("apiserver_request_total", map[string]string{"verb": "POST", "resource": "events"})
 	var lat []string
@@ -404,12 +412,12 @@ func apiserverProfile(ctx context.Context, out string, d time.Duration) {
 	}
 }
 
-// countReleases counts the HelmReleases of namespace, from their metadata
-// (once, after T: a controller reports on an instance after its HelmRelease,
-// and this confirms the HelmReleases are stored).
-func countReleases(ctx context.Context, c client.Client, namespace string) int {
+// countObjects counts the objects of kind in namespace, from their metadata
+// (once, after T: a controller reports on an instance after its backing
+// object, and this confirms the backing objects are stored).
+func countObjects(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string) int {
 	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(helmv2.GroupVersion.WithKind("HelmReleaseList"))
+	l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
 	measure.Check(c.List(ctx, l, client.InNamespace(namespace)))
 	return len(l.Items)
 }
@@ -420,7 +428,7 @@ func countReleases(ctx context.Context, c client.Client, namespace string) int {
 // server's alone.
 func rawRelease(i int) *helmv2.HelmRelease {
 	name := fmt.Sprintf("app-%05d", i)
-	return release(name, "bench-raw", map[string]string{
+	return release(name, rawNS, map[string]string{
 		"bench.cozystack.io/application.kind": "Raw", "bench.cozystack.io/application.group": "apps.cozystack.io",
 		"bench.cozystack.io/application.name": name})
 }
@@ -719,8 +727,8 @@ func progress(what string, status func() string) (stop func()) {
 // little of the CPU the pipeline it measures shares (it receives nothing
 // during the raw creates). A status write shows in an instance's metadata as a
 // managedFields entry of the status subresource (statusWritten); the
-// controller writes it once the HelmRelease is created (or failed to be:
-// countReleases checks).
+// controller writes it once the backing object is created (or failed to be:
+// countObjects checks).
 type watcher struct {
 	measure.Seen // the objects done
 }

@@ -59,7 +59,7 @@ func manyKinds(ctx context.Context, c client.Client, scheme *runtime.Scheme, lab
 	}
 	per := *n / k
 	total := per * k
-	namespaces(ctx, c, "bench-raw", ns)
+	namespaces(ctx, c, rawNS, ns)
 	fmt.Printf("== %s: %d definitions x %d instances, %d runs against as many raw HelmReleases; %d unthrottled client workers\n",
 		label, k, per, measure.Runs, *workers)
 	measure.Quiet("serving the definitions")

@@ -1,25 +1,37 @@
 package main
 
-// The shapes of work beside the create pipeline (--phase=fanout, delete):
-// each measured measure.Runs times against the same requests sent raw in the
-// same run, its verdict the median of the runs' own efficiencies with their
-// range beside. No work left behind is added to either side. The process
-// exits non-zero when a figure misses its goal.
+// The shapes of work beside the create pipeline (--phase=create, fanout,
+// delete), on the backend of --backend (backends.go: the backing objects are
+// HelmReleases in the instance's namespace, or Terraform objects in the
+// platform namespace cozy-tf-<namespace>): each measured measure.Runs times
+// against the same requests sent raw in the same run, its verdict the median
+// of the runs' own efficiencies with their range beside. No work left behind
+// is added to either side. The process exits non-zero when a figure misses
+// its goal.
 //
-//   - fanout: a definition change (its chart and its labels) at N settled
-//     instances, from the change until every HelmRelease carries it (seen
-//     through one metadata-only watch of the HelmReleases), against N raw
-//     merge patches of the same fields of as many HelmReleases; one write a
-//     HelmRelease: efficiency T_raw/T, goal >= 0.8. Then a change of the
-//     definition that changes no HelmRelease (an annotation the backend does
-//     not read): every instance is reconciled again, and the helm
-//     controller's writes meanwhile are judged against 0.
+//   - create: N instances created by the tenants' workers until each has a
+//     status (its backing object written first), against N raw creates of
+//     as many backing objects; three writes an instance (the tenant's
+//     create, the backing object, one status write): efficiency 3*T_raw/T,
+//     goal >= 0.8. Each run creates new instances: the store grows by N of
+//     each a run, on both sides.
+//   - fanout: a definition change (a field of the backing object's spec and
+//     its labels) at N settled instances, from the change until every
+//     backing object carries it (seen through one metadata-only watch of the
+//     backing objects), against N raw merge patches of the same fields of as
+//     many backing objects; one write a backing object: efficiency T_raw/T,
+//     goal >= 0.8. Then a change of the definition that changes no backing
+//     object (an annotation the backend does not read): every instance is
+//     reconciled again, and the backend controller's writes meanwhile are
+//     judged against 0.
 //   - delete: N settled instances deleted by the tenants' workers, until
-//     every HelmRelease is gone (the same watch's delete events), against N
-//     raw deletes of as many HelmReleases; two deletes an instance (the
-//     tenant's and the HelmRelease's): efficiency 2*T_raw/T, goal >= 0.8;
-//     LISTs of HelmReleases and instances per deleted instance, from the API
-//     server's counters over the pipeline's part, goal 0.
+//     every backing object and every instance is gone (the delete events of
+//     two such watches: the Terraform backend's finalizer holds an instance
+//     until its Terraform object is gone), against N raw deletes of as many
+//     backing objects; two deletes an instance (the tenant's and the backing
+//     object's): efficiency 2*T_raw/T, goal >= 0.8; LISTs of backing objects
+//     and instances per deleted instance, from the API server's counters over
+//     the pipeline's part, goal 0.
 
 import (
 	"context"
@@ -32,6 +44,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -42,15 +55,15 @@ import (
 	"github.com/cozyplane/cozyplane/bench/internal/measure"
 )
 
-// revLabel is the label a fan-out's definition change puts on every
-// HelmRelease (through the definition's release labels), and the raw side on
-// its HelmReleases: the bench sees each change arrive in metadata alone.
+// revLabel is the label a fan-out's definition change puts on every backing
+// object (through the definition's labels), and the raw side on its objects:
+// the bench sees each change arrive in metadata alone.
 const revLabel = "bench.cozystack.io/rev"
 
 var releaseGVK = helmv2.GroupVersion.WithKind("HelmRelease")
 
-// countWatch counts, from one metadata-only watch of HelmReleases in a
-// namespace, those that match (added or updated to match) or, with deletes,
+// countWatch counts, from one metadata-only watch of a kind in a namespace,
+// the objects that match (added or updated to match) or, with deletes,
 // those deleted: it decodes metadata only, and the bench waits on its events
 // rather than polling with lists.
 type countWatch struct {
@@ -58,10 +71,10 @@ type countWatch struct {
 	cancel context.CancelFunc
 }
 
-// watchReleases starts a countWatch of the HelmReleases of namespace: match
+// watchObjects starts a countWatch of the objects of kind in namespace: match
 // nil counts deletes, otherwise the objects match accepts. It returns once
 // the watch's first list is in.
-func watchReleases(ctx context.Context, scheme *runtime.Scheme, namespace string, match func(client.Object) bool) *countWatch {
+func watchObjects(ctx context.Context, scheme *runtime.Scheme, kind schema.GroupVersionKind, namespace string, match func(client.Object) bool) *countWatch {
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	measure.Check(err)
 	cfg.QPS, cfg.Burst = -1, 0
@@ -70,7 +83,7 @@ func watchReleases(ctx context.Context, scheme *runtime.Scheme, namespace string
 	measure.Check(err)
 	w := &countWatch{cancel: cancel}
 	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(releaseGVK)
+	obj.SetGroupVersionKind(kind)
 	inf, err := ca.GetInformer(ctx, obj)
 	measure.Check(err)
 	h := toolscache.ResourceEventHandlerFuncs{}
@@ -119,34 +132,25 @@ func settleInstances(ctx context.Context, c client.Client, scheme *runtime.Schem
 	w := newWatcher(wctx, scheme, inst, ns, statusWritten)
 	var none measure.Tally
 	w.createAndWait("settling instances", "statuses", lo, hi, &none, func(i int) { measure.Check(c.Create(ctx, instance(i, ns))) })
-	if got := countReleases(ctx, c, ns); got != hi {
-		measure.Check(fmt.Errorf("every instance has a status but %s holds %d HelmReleases, not %d: see the instances' conditions", ns, got, hi))
+	checkBacked(ctx, c, hi)
+}
+
+// checkBacked fails unless the backing objects' namespace holds want of them
+// once every instance has a status.
+func checkBacked(ctx context.Context, c client.Client, want int) {
+	if got := countObjects(ctx, c, be.object, be.namespace(ns)); got != want {
+		measure.Check(fmt.Errorf("every instance has a status but %s holds %d %s, not %d: see the instances' conditions",
+			be.namespace(ns), got, be.items, want))
 	}
 }
 
-// createRaw creates the raw side's N HelmReleases (untimed).
+// createRaw creates the raw side's N backing objects (untimed).
 func createRaw(ctx context.Context, c client.Client) {
-	measure.Parallel(*n, *workers, func(i int) { measure.Check(client.IgnoreAlreadyExists(c.Create(ctx, rawRelease(i)))) })
+	measure.Parallel(*n, *workers, func(i int) { measure.Check(client.IgnoreAlreadyExists(c.Create(ctx, be.raw(i)))) })
 }
 
-// shapeRuns runs raw and pipe measure.Runs times in turns (raw first in even
-// runs), each once the machine is quiet, and returns their own times.
-func shapeRuns(name string, prepare func(k int), raw, pipe func(k int) time.Duration) (raws, pipes []time.Duration) {
-	for k := range measure.Runs {
-		if prepare != nil {
-			prepare(k)
-		}
-		var dr, dp time.Duration
-		if k%2 == 0 {
-			dr, dp = raw(k), pipe(k)
-		} else {
-			dp, dr = pipe(k), raw(k)
-		}
-		fmt.Printf("  %s run %d/%d: raw %.1fs, pipeline %.1fs\n", name, k+1, measure.Runs, dr.Seconds(), dp.Seconds())
-		raws, pipes = append(raws, dr), append(pipes, dp)
-	}
-	return raws, pipes
-}
+// shapeRuns runs raw and pipe measure.Runs times in turns (measure.InTurns).
+var shapeRuns = measure.InTurns
 
 // patchDefinition merge-patches the bench's definition.
 func patchDefinition(ctx context.Context, c client.Client, patch map[string]any) {
@@ -157,9 +161,46 @@ func patchDefinition(ctx context.Context, c client.Client, patch map[string]any)
 	measure.Check(c.Patch(ctx, def, client.RawPatch(types.MergePatchType, b)))
 }
 
-// revision k's chart and label value.
-func revision(k int) (chart, rev string) {
-	return fmt.Sprintf("bench-v%d", k+1), fmt.Sprintf("v%d", k+1)
+// createShape measures N instances created until each has a status against
+// N raw creates of the backing object, measure.Runs times; run r creates
+// instances and raw objects r*N to (r+1)*N-1.
+func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
+	setup(ctx, c)
+	ctrls := measure.KV(*metrics)
+	fmt.Printf("== %s: create, %d instances to their %s and a status against %d raw creates, %d runs; %d unthrottled client workers\n",
+		label, *n, be.items, *n, measure.Runs, *workers)
+	var cpuRaw, cpuPipe measure.Tally
+	var writesPer []float64
+	raws, pipes := shapeRuns("create", nil, func(r int) time.Duration {
+		d, _ := timed(fmt.Sprintf("raw creates, run %d", r+1), be.items, *n, &cpuRaw, func(i int) {
+			measure.Check(c.Create(ctx, be.raw(r**n+i)))
+		})
+		return d
+	}, func(r int) time.Duration {
+		what := fmt.Sprintf("pipeline, run %d", r+1)
+		inst := &metav1.PartialObjectMetadata{}
+		inst.SetGroupVersionKind(benchGVK)
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		w := newWatcher(wctx, scheme, inst, ns, statusWritten)
+		measure.Quiet(what)
+		before := writes(ctrls)
+		d, _ := w.createAndWait(what, "statuses", r**n, (r+1)**n, &cpuPipe, func(i int) { measure.Check(c.Create(ctx, instance(i, ns))) })
+		writesPer = append(writesPer, float64(settledWrites(ctrls)-before)/float64(*n))
+		return d
+	})
+	checkBacked(ctx, c, measure.Runs**n)
+	cores := goruntime.NumCPU()
+	rows := [][]string{
+		measure.Report(label, "create: raw creates, each run", durations(raws)),
+		measure.Report(label, "create: instances to the last status, each run", durations(pipes)),
+		measure.MedianFigure(label, "create efficiency 3*T_raw/T", measure.RunEfficiencies(3, raws, pipes), "", 0.8, true),
+		measure.Report(label, "create: controller writes per instance, events included, each run", floats(writesPer)),
+		measure.Report(label, "create: CPU seconds during the raw creates", cpuRaw.Format(cores)),
+		measure.Report(label, "create: CPU seconds during the pipeline", cpuPipe.Format(cores)),
+	}
+	rows = append(rows, rss(label, true)...)
+	finish(rows)
 }
 
 func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
@@ -172,28 +213,24 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 	var cpuRaw, cpuPipe measure.Tally
 	var writesPer []float64
 	raws, pipes := shapeRuns("fan-out", nil, func(k int) time.Duration {
-		chart, rev := revision(k)
-		b, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{revLabel: rev}},
-			"spec": map[string]any{"chartRef": map[string]any{"name": chart}}})
+		_, raw, _ := be.change(k)
+		b, err := json.Marshal(raw)
 		measure.Check(err)
-		d, _ := timed(fmt.Sprintf("raw updates, run %d", k+1), "HelmReleases", *n, &cpuRaw, func(i int) {
-			hr := &helmv2.HelmRelease{}
-			hr.SetNamespace("bench-raw")
-			hr.SetName(rawRelease(i).Name)
-			measure.Check(c.Patch(ctx, hr, client.RawPatch(types.MergePatchType, b)))
+		d, _ := timed(fmt.Sprintf("raw updates, run %d", k+1), be.items, *n, &cpuRaw, func(i int) {
+			o := be.raw(i)
+			measure.Check(c.Patch(ctx, o, client.RawPatch(types.MergePatchType, b)))
 		})
 		return d
 	}, func(k int) time.Duration {
-		chart, rev := revision(k)
+		def, _, rev := be.change(k)
 		what := fmt.Sprintf("pipeline, run %d", k+1)
-		w := watchReleases(ctx, scheme, ns, func(o client.Object) bool { return o.GetLabels()[revLabel] == rev })
+		w := watchObjects(ctx, scheme, be.object, be.namespace(ns), func(o client.Object) bool { return o.GetLabels()[revLabel] == rev })
 		measure.Quiet(what)
 		before := writes(ctrls)
-		stop := progress(what, func() string { return fmt.Sprintf("%d/%d HelmReleases changed", w.Len(), *n) })
+		stop := progress(what, func() string { return fmt.Sprintf("%d/%d %s changed", w.Len(), *n, be.items) })
 		cpu0 := cpuTimes()
 		start := time.Now()
-		patchDefinition(ctx, c, map[string]any{"spec": map[string]any{"release": map[string]any{
-			"labels": map[string]any{revLabel: rev}, "chartRef": map[string]any{"name": chart}}}})
+		patchDefinition(ctx, c, def)
 		w.wait(what, *n, 30*time.Minute)
 		d := time.Since(start)
 		cpuPipe.Add(cpu0, cpuTimes(), d)
@@ -204,7 +241,7 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 	cores := goruntime.NumCPU()
 	rows := [][]string{
 		measure.Report(label, "fan-out: raw updates, each run", durations(raws)),
-		measure.Report(label, "fan-out: definition change to the last HelmRelease, each run", durations(pipes)),
+		measure.Report(label, "fan-out: definition change to the last backing object, each run", durations(pipes)),
 		measure.MedianFigure(label, "fan-out efficiency T_raw/T", measure.RunEfficiencies(1, raws, pipes), "", 0.8, true),
 		measure.Report(label, "fan-out: controller writes per instance, each run", floats(writesPer)),
 		measure.Report(label, "fan-out: CPU seconds during the raw updates", cpuRaw.Format(cores)),
@@ -215,39 +252,39 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 	finish(rows)
 }
 
-// idleChange changes the definition in a way no HelmRelease follows (an
-// annotation the backend does not read), waits until the helm controller
+// idleChange changes the definition in a way no backing object follows (an
+// annotation the backend does not read), waits until the backend controller
 // has reconciled every instance again with an empty queue, and judges its
 // writes meanwhile against 0.
 func idleChange(ctx context.Context, c client.Client, ctrls [][2]string, label string) [][]string {
-	helm := ""
+	url := ""
 	for _, kv := range ctrls {
-		if kv[0] == "helm" {
-			helm = kv[1]
+		if kv[0] == be.name {
+			url = kv[1]
 		}
 	}
-	if helm == "" {
-		return [][]string{measure.Report(label, "fan-out: writes after a change that changes nothing", "not measured (no helm metrics)")}
+	if url == "" {
+		return [][]string{measure.Report(label, "fan-out: writes after a change that changes nothing", "not measured (no "+be.name+" metrics)")}
 	}
 	reconciles := func() float64 {
-		s, err := measure.Scrape(helm)
+		s, err := measure.Scrape(url)
 		measure.Check(err)
 		return measure.Sum(s, "controller_runtime_reconcile_total", map[string]string{"controller": *controller})
 	}
-	before, rec0 := settledWrites([][2]string{{"helm", helm}}), reconciles()
+	before, rec0 := settledWrites([][2]string{{be.name, url}}), reconciles()
 	patchDefinition(ctx, c, map[string]any{"metadata": map[string]any{"annotations": map[string]any{"bench.cozystack.io/noop": time.Now().Format(time.RFC3339Nano)}}})
 	measure.WaitFor("every instance reconciled after the no-op change", 30*time.Minute, func() bool {
-		s, err := measure.Scrape(helm)
+		s, err := measure.Scrape(url)
 		if err != nil {
 			return false
 		}
 		depth := measure.Sum(s, "workqueue_depth", map[string]string{"name": *controller})
 		return measure.Sum(s, "controller_runtime_reconcile_total", map[string]string{"controller": *controller})-rec0 >= float64(*n) && depth == 0
 	})
-	w := settledWrites([][2]string{{"helm", helm}}) - before
+	w := settledWrites([][2]string{{be.name, url}}) - before
 	return [][]string{
 		measure.Report(label, "fan-out: reconciles after a change that changes nothing", fmt.Sprintf("%.0f", reconciles()-rec0)),
-		measure.Figure(label, "fan-out: helm writes after a change that changes nothing", float64(w), "", 0, false),
+		measure.Figure(label, "fan-out: "+be.name+" writes after a change that changes nothing", float64(w), "", 0, false),
 	}
 }
 
@@ -262,20 +299,24 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		settleInstances(ctx, c, scheme, 0, *n)
 		createRaw(ctx, c)
 	}, func(k int) time.Duration {
-		d, _ := timed(fmt.Sprintf("raw deletes, run %d", k+1), "HelmReleases", *n, &cpuRaw, func(i int) {
-			measure.Check(c.Delete(ctx, rawRelease(i)))
+		d, _ := timed(fmt.Sprintf("raw deletes, run %d", k+1), be.items, *n, &cpuRaw, func(i int) {
+			measure.Check(c.Delete(ctx, be.raw(i)))
 		})
 		return d
 	}, func(k int) time.Duration {
 		what := fmt.Sprintf("pipeline, run %d", k+1)
-		w := watchReleases(ctx, scheme, ns, nil)
+		w := watchObjects(ctx, scheme, be.object, be.namespace(ns), nil)
+		wi := watchObjects(ctx, scheme, benchGVK, ns, nil)
 		measure.Quiet(what)
 		apiBefore := apiserverMetrics(ctx)
-		stop := progress(what, func() string { return fmt.Sprintf("%d/%d HelmReleases gone", w.Len(), *n) })
+		stop := progress(what, func() string {
+			return fmt.Sprintf("%d/%d %s gone, %d/%d instances gone", w.Len(), *n, be.items, wi.Len(), *n)
+		})
 		cpu0 := cpuTimes()
 		start := time.Now()
 		measure.Parallel(*n, *workers, func(i int) { measure.Check(c.Delete(ctx, instance(i, ns))) })
 		w.wait(what, *n, 30*time.Minute)
+		wi.wait(what, *n, 30*time.Minute)
 		d := time.Since(start)
 		cpuPipe.Add(cpu0, cpuTimes(), d)
 		stop()
@@ -283,21 +324,21 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		delta := measure.AddDelta(nil, apiBefore, apiAfter)
 		api = measure.AddDelta(api, apiBefore, apiAfter)
 		l := 0.0
-		for _, res := range []string{"helmreleases", "benches"} {
+		for _, res := range []string{be.resource, "benches"} {
 			l += measure.Sum(delta, "apiserver_request_total", map[string]string{"verb": "LIST", "resource": res})
 		}
 		lists = append(lists, l/float64(*n))
-		if left := countReleases(ctx, c, ns); left != 0 {
-			measure.Check(fmt.Errorf("every deletion seen but %s still holds %d HelmReleases", ns, left))
+		if left := countObjects(ctx, c, be.object, be.namespace(ns)); left != 0 {
+			measure.Check(fmt.Errorf("every deletion seen but %s still holds %d %s", be.namespace(ns), left, be.items))
 		}
 		return d
 	})
 	cores := goruntime.NumCPU()
 	rows := [][]string{
 		measure.Report(label, "delete: raw deletes, each run", durations(raws)),
-		measure.Report(label, "delete: instances deleted to the last HelmRelease gone, each run", durations(pipes)),
+		measure.Report(label, "delete: instances deleted to the last backing object and instance gone, each run", durations(pipes)),
 		measure.MedianFigure(label, "delete efficiency 2*T_raw/T", measure.RunEfficiencies(2, raws, pipes), "", 0.8, true),
-		measure.MedianFigure(label, "delete: LISTs of HelmReleases and instances per deleted instance", lists, "", 0, false),
+		measure.MedianFigure(label, "delete: LISTs of "+be.items+" and instances per deleted instance", lists, "", 0, false),
 		measure.Report(label, "delete: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))),
 		measure.Report(label, "delete: CPU seconds during the raw deletes", cpuRaw.Format(cores)),
 		measure.Report(label, "delete: CPU seconds during the pipeline", cpuPipe.Format(cores)),
