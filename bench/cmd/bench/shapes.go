@@ -190,17 +190,28 @@ func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		return d
 	})
 	checkBacked(ctx, c, measure.Runs**n)
-	cores := goruntime.NumCPU()
-	rows := [][]string{
-		measure.Report(label, "create: raw creates, each run", durations(raws)),
-		measure.Report(label, "create: instances to the last status, each run", durations(pipes)),
-		measure.MedianFigure(label, "create efficiency 3*T_raw/T", measure.RunEfficiencies(3, raws, pipes), "", 0.8, true),
-		measure.Report(label, "create: controller writes per instance, events included, each run", floats(writesPer)),
-		measure.Report(label, "create: CPU seconds during the raw creates", cpuRaw.Format(cores)),
-		measure.Report(label, "create: CPU seconds during the pipeline", cpuPipe.Format(cores)),
-	}
+	rows := runRows(label, "create", "raw creates", "instances to the last status", 3, raws, pipes, &cpuRaw, &cpuPipe)
+	rows = append(rows, measure.Report(label, "create: controller writes per instance, events included, each run", floats(writesPer)))
 	rows = append(rows, rss(label, true)...)
 	finish(rows)
+}
+
+// runRows are the rows of a shape's runs: each run's own time on both sides
+// (raw and pipe name them), the median of the runs' efficiencies k*T_raw/T
+// against 0.8 with their range, and the CPU of every process on both sides.
+func runRows(label, shape, raw, pipe string, k int, raws, pipes []time.Duration, cpuRaw, cpuPipe *measure.Tally) [][]string {
+	eff := "T_raw/T"
+	if k != 1 {
+		eff = fmt.Sprintf("%d*T_raw/T", k)
+	}
+	cores := goruntime.NumCPU()
+	return [][]string{
+		measure.Report(label, shape+": "+raw+", each run", durations(raws)),
+		measure.Report(label, shape+": "+pipe+", each run", durations(pipes)),
+		measure.MedianFigure(label, shape+" efficiency "+eff, measure.RunEfficiencies(k, raws, pipes), "", 0.8, true),
+		measure.Report(label, shape+": CPU seconds during the "+raw, cpuRaw.Format(cores)),
+		measure.Report(label, shape+": CPU seconds during the pipeline", cpuPipe.Format(cores)),
+	}
 }
 
 func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
@@ -238,15 +249,8 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 		writesPer = append(writesPer, float64(settledWrites(ctrls)-before)/float64(*n))
 		return d
 	})
-	cores := goruntime.NumCPU()
-	rows := [][]string{
-		measure.Report(label, "fan-out: raw updates, each run", durations(raws)),
-		measure.Report(label, "fan-out: definition change to the last backing object, each run", durations(pipes)),
-		measure.MedianFigure(label, "fan-out efficiency T_raw/T", measure.RunEfficiencies(1, raws, pipes), "", 0.8, true),
-		measure.Report(label, "fan-out: controller writes per instance, each run", floats(writesPer)),
-		measure.Report(label, "fan-out: CPU seconds during the raw updates", cpuRaw.Format(cores)),
-		measure.Report(label, "fan-out: CPU seconds during the pipeline", cpuPipe.Format(cores)),
-	}
+	rows := runRows(label, "fan-out", "raw updates", "definition change to the last backing object", 1, raws, pipes, &cpuRaw, &cpuPipe)
+	rows = append(rows, measure.Report(label, "fan-out: controller writes per instance, each run", floats(writesPer)))
 	rows = append(rows, idleChange(ctx, c, ctrls, label)...)
 	rows = append(rows, rss(label, true)...)
 	finish(rows)
@@ -333,16 +337,10 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		}
 		return d
 	})
-	cores := goruntime.NumCPU()
-	rows := [][]string{
-		measure.Report(label, "delete: raw deletes, each run", durations(raws)),
-		measure.Report(label, "delete: instances deleted to the last backing object and instance gone, each run", durations(pipes)),
-		measure.MedianFigure(label, "delete efficiency 2*T_raw/T", measure.RunEfficiencies(2, raws, pipes), "", 0.8, true),
+	rows := runRows(label, "delete", "raw deletes", "instances deleted to the last backing object and instance gone", 2, raws, pipes, &cpuRaw, &cpuPipe)
+	rows = append(rows,
 		measure.MedianFigure(label, "delete: LISTs of "+be.items+" and instances per deleted instance", lists, "", 0, false),
-		measure.Report(label, "delete: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))),
-		measure.Report(label, "delete: CPU seconds during the raw deletes", cpuRaw.Format(cores)),
-		measure.Report(label, "delete: CPU seconds during the pipeline", cpuPipe.Format(cores)),
-	}
+		measure.Report(label, "delete: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))))
 	rows = append(rows, rss(label, true)...)
 	finish(rows)
 }
