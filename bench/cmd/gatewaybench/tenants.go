@@ -133,19 +133,17 @@ func watchSettled(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme)
 	w := &settledWatch{}
 	w.run.Store(&followed{prefix: "-"})
 	on := func(obj client.Object, mark func(o client.Object, seen func(part, name string))) {
-		_, err := func() (toolscache.ResourceEventHandlerRegistration, error) {
-			inf, err := ca.GetInformer(ctx, obj)
-			measure.Check(err)
-			h := func(o any) {
-				run := w.run.Load()
-				m, ok := o.(client.Object)
-				if !ok || !strings.HasPrefix(m.GetNamespace()+m.GetName(), run.prefix) {
-					return
-				}
-				mark(m, func(part, name string) { run.parts[part].Mark(name) })
+		inf, err := ca.GetInformer(ctx, obj)
+		measure.Check(err)
+		h := func(o any) {
+			run := w.run.Load()
+			m, ok := o.(client.Object)
+			if !ok || !strings.HasPrefix(m.GetNamespace()+m.GetName(), run.prefix) {
+				return
 			}
-			return inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: h, UpdateFunc: func(_, o any) { h(o) }})
-		}()
+			mark(m, func(part, name string) { run.parts[part].Mark(name) })
+		}
+		_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: h, UpdateFunc: func(_, o any) { h(o) }})
 		measure.Check(err)
 	}
 	key := func(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
@@ -364,7 +362,7 @@ func rawTenant(ctx context.Context, c client.Client, k, t int) {
 // side, measure.Runs runs in turns, and returns its rows.
 func tenantGateways(ctx context.Context, c client.Client, seen *settledWatch, urls []string) [][]string {
 	n := *tenants
-	label := fmt.Sprintf("gateway, tuned, %d TenantGateways", n)
+	label := fmt.Sprintf("gateway, %d TenantGateways", n)
 	fmt.Printf("== %s: %d routes each (one a hostname conflict), %d requests a tenant on each side (%d the tenant's, %d the controllers'), %d runs; %d unthrottled workers\n",
 		label, tenantRoutes, requestsPerTenant, tenantCreates, writesPerTenant, measure.Runs, tenantWorkers)
 	var writesPer []float64
