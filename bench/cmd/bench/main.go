@@ -4,29 +4,30 @@
 // figure with its target and whether it is met.
 //
 // Phase pipeline (--phase=pipeline), in rounds (--rounds; one per 400
-// instances, 1 to 10), each of a part of the N instances:
+// instances, 3 to 10), each of a part of the N instances, spread over one
+// tenant namespace per hundred instances (at most 1,000):
 //
 //   - raw capacity: the time 16 unthrottled client workers take to create
 //     as many HelmReleases directly on the same API server;
 //   - pipeline: the time from the first of the round's instances created
 //     (by 16 unthrottled workers, as tenants would) until every one has its
-//     HelmRelease and a status written by the controller;
+//     HelmRelease and a status written by the controller, seen through a
+//     watch;
 //   - the two in turns (raw first in one round, the pipeline first in the
-//     next), each once the machine is quiet; T_raw and T are the sums over
-//     the rounds, so both sides see the same moments of a machine whose
-//     speed moves within tens of seconds (measure.CoreSpeed);
-//   - after each part the bench waits until the machine is quiet, and the
-//     CPU the processes used meanwhile beyond the quiet machine's upkeep
-//     counts as time on every core (measure.WithWork): what a part leaves
-//     behind (the API server's garbage collection, the reconciles of the
-//     controller's own status writes) is its cost, though it comes after
-//     the part's last object; the rounds' own times are reported beside;
-//   - write efficiency 3*T_raw/T: the pipeline needs three writes per
-//     instance (the tenant's create, the HelmRelease, one status write); each
-//     round's own efficiency is reported beside it, as the spread;
+//     next), each once the machine is quiet, so both sides see the same
+//     moments of a machine whose speed moves within tens of seconds
+//     (measure.CoreSpeed);
+//   - write efficiency 3*T_raw/T of each round, from the round's own times
+//     (the pipeline needs three writes per instance: the tenant's create,
+//     the HelmRelease, one status write); the verdict is the rounds' median,
+//     their range printed beside, and the summed rounds' efficiency too;
 //   - controller writes per instance (target 2: the backing object and one
 //     status write; the events the controller records, one per created
-//     backing object, are reported beside it) and peak RSS per controller.
+//     backing object, are reported beside it), peak RSS per controller, and
+//     the helm controller's live heap per instance beyond its heap with no
+//     instance (target 2 KiB);
+//   - the flow schemas and priority levels API Priority and Fairness put
+//     the pipeline's requests in.
 //
 // Phase direct (--phase=direct, before hack/bench.sh starts the helm
 // controller): T_direct, the time 16 unthrottled workers take to send, for N
@@ -62,7 +63,6 @@ import (
 	"net/http"
 	"os"
 	goruntime "runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -204,37 +204,34 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		r = measure.RoundsFor(*n)
 	}
 	parts := measure.Rounds(*n, r)
-	fmt.Printf("== %s: %d instances in %d rounds, each a round of raw creates and a round of the pipeline in turns; %d unthrottled client workers, etcd on tmpfs\n",
-		label, *n, len(parts), *workers)
+	spread := tenants(*n)
+	namespaces(ctx, c, spread...)
+	quotasCount(ctx, c, len(spread))
+	fmt.Printf("== %s: %d instances over %d tenant namespaces in %d rounds, each a round of raw creates and a round of the pipeline in turns; %d unthrottled client workers, etcd on tmpfs\n",
+		label, *n, len(spread), len(parts), *workers)
 
 	ctrls := measure.KV(*metrics)
 	inst := &metav1.PartialObjectMetadata{}
 	inst.SetGroupVersionKind(benchGVK)
-	w := newWatcher(ctx, scheme, inst, ns, statusWritten)
+	w := newWatcher(ctx, scheme, inst, "", statusWritten)
+	heap0 := liveHeap(ctrls)
 	before := writes(ctrls)
 	var (
 		api                   []measure.Sample // the API server's counters over the pipeline's rounds
 		rawCPU, pipeCPU       measure.Tally
-		rawAfter, pipeAfter   measure.Tally // from each part's end until the machine is quiet again
 		rawT, total, shortest time.Duration
-		rawW, totalW          time.Duration // the same, with the work each part left behind
 		perRound              []float64
-		done                  []roundTimes
 		profiled              sync.WaitGroup
 	)
-	idleBefore := idleUpkeep("before the rounds")
 	cores := goruntime.NumCPU()
 	for k, part := range parts {
 		lo, hi := part[0], part[1]
 		round := fmt.Sprintf("round %d/%d", k+1, len(parts))
 		var dr, dp time.Duration
-		var tailR, tailP measure.Tally
 		// Raw capacity: HelmReleases like the controller's, created directly
 		// (the controllers neither cache nor reconcile them).
 		raw := func() {
-			var end map[string]time.Duration
-			dr, end = timed("raw creates, "+round, "HelmReleases", hi-lo, &rawCPU, func(i int) { measure.Check(c.Create(ctx, rawRelease(lo+i))) })
-			tailR = settle(end)
+			dr, _ = timed("raw creates, "+round, "HelmReleases", hi-lo, &rawCPU, func(i int) { measure.Check(c.Create(ctx, rawRelease(lo+i))) })
 		}
 		pipe := func() {
 			what := "pipeline, " + round
@@ -250,9 +247,9 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 					apiserverProfile(ctx, strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
 				}()
 			}
-			var cpuEnd map[string]time.Duration
-			dp, cpuEnd = w.createAndWait(what, "statuses", lo, hi, &pipeCPU, func(i int) { measure.Check(c.Create(ctx, instance(i, ns))) })
-			tailP = settle(cpuEnd)
+			dp, _ = w.createAndWait(what, "statuses", lo, hi, &pipeCPU, func(i int) {
+				measure.Check(c.Create(ctx, instance(lo+i, spread[(lo+i)%len(spread)])))
+			})
 			api = measure.AddDelta(api, apiBefore, apiserverMetrics(ctx))
 		}
 		// In turns (raw first in one round, the pipeline first in the
@@ -264,31 +261,17 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 			pipe()
 			raw()
 		}
-		rawAfter.Merge(tailR)
-		pipeAfter.Merge(tailP)
 		rawT += dr
 		total += dp
 		if shortest == 0 || dp < shortest {
 			shortest = dp
 		}
-		done = append(done, roundTimes{dr, dp, tailR, tailP})
-		fmt.Printf("  %s: %d HelmReleases created directly in %.1fs, %d instances -> HelmReleases and status in %.1fs; after them until quiet %.1f and %.1f CPU s\n",
-			round, hi-lo, dr.Seconds(), hi-lo, dp.Seconds(), tailR.CPU().Seconds(), tailP.CPU().Seconds())
+		perRound = append(perRound, measure.Efficiency(3, dr, dp))
+		fmt.Printf("  %s: %d HelmReleases created directly in %.1fs, %d instances -> HelmReleases and status in %.1fs: %.2f\n",
+			round, hi-lo, dr.Seconds(), hi-lo, dp.Seconds(), perRound[k])
 	}
-	// The quiet machine's upkeep is measured before the rounds and after
-	// them (the store then holds N more of each); the larger counts, so
-	// that no upkeep passes for work left behind.
-	idleAfter := idleUpkeep("after the rounds")
-	idle := max(idleBefore, idleAfter)
-	for k, r := range done {
-		wr := measure.WithWork(r.raw, r.rawAfter.Excess(idle), cores)
-		wp := measure.WithWork(r.pipe, r.pipeAfter.Excess(idle), cores)
-		rawW += wr
-		totalW += wp
-		perRound = append(perRound, measure.Efficiency(3, wr, wp))
-		fmt.Printf("  round %d/%d with the work left behind: %.1fs and %.1fs: %.2f\n", k+1, len(done), wr.Seconds(), wp.Seconds(), perRound[k])
-	}
-	releases := countObjects(ctx, c, releaseGVK, ns)
+	releases := countObjects(ctx, c, releaseGVK, "", client.HasLabels{appsv1alpha1.LabelApplicationKind})
+	heapN := liveHeap(ctrls)
 	if *pprofURL != "" && *pprofOut != "" {
 		// What the controller holds with every instance in place.
 		profile(*pprofURL+"/debug/pprof/heap?gc=1", strings.TrimSuffix(*pprofOut, ".cpu.pprof")+".heap.pprof")
@@ -296,7 +279,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	fmt.Printf("  raw creates: %d HelmReleases in %.1fs (%.0f/s); pipeline: %d instances -> HelmReleases and status in %.1fs (%.0f/s)\n",
 		*n, rawT.Seconds(), float64(*n)/rawT.Seconds(), *n, total.Seconds(), float64(*n)/total.Seconds())
 	if releases != *n {
-		measure.Check(fmt.Errorf("every instance has a status but %s holds %d HelmReleases, not %d: see the instances' conditions", ns, releases, *n))
+		measure.Check(fmt.Errorf("every instance has a status but the tenant namespaces hold %d HelmReleases, not %d: see the instances' conditions", releases, *n))
 	}
 	after := settledWrites(ctrls)
 	deleteAll(ctx, c, releaseGVK, rawNS)
@@ -309,15 +292,11 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 			lat = append(lat, fmt.Sprintf("%s %.0fms", verb, 1000*delta("apiserver_request_duration_seconds_sum", m)/c))
 		}
 	}
-	lowest, highest := slices.Min(perRound), slices.Max(perRound)
 	rows := [][]string{
-		measure.Report(label, "raw creates T_raw, rounds summed", fmt.Sprintf("%.1fs (%.1fs with the work left behind)", rawT.Seconds(), rawW.Seconds())),
-		measure.Report(label, "pipeline T, rounds summed", fmt.Sprintf("%.1fs (%.1fs with the work left behind)", total.Seconds(), totalW.Seconds())),
-		measure.Figure(label, "write efficiency 3*T_raw/T", measure.Efficiency(3, rawW, totalW), "", *target, true),
-		measure.Report(label, "write efficiency of the rounds", fmt.Sprintf("median %.2f of %d (%.2f-%.2f)",
-			measure.Median(perRound), len(perRound), lowest, highest)),
-		measure.Report(label, "write efficiency, the rounds' own times", fmt.Sprintf("%.2f", measure.Efficiency(3, rawT, total))),
-		measure.Report(label, "CPU upkeep of the quiet machine", fmt.Sprintf("%.2f CPU s/s before the rounds, %.2f after; the larger counts", idleBefore, idleAfter)),
+		measure.Report(label, "raw creates T_raw, rounds summed", fmt.Sprintf("%.1fs", rawT.Seconds())),
+		measure.Report(label, "pipeline T, rounds summed", fmt.Sprintf("%.1fs", total.Seconds())),
+		measure.MedianFigure(label, "write efficiency 3*T_raw/T, the rounds'", perRound, "", *target, true),
+		measure.Report(label, "write efficiency of the summed rounds", fmt.Sprintf("%.2f", measure.Efficiency(3, rawT, total))),
 	}
 	if *directT > 0 {
 		d := time.Duration(*directT * float64(time.Second))
@@ -330,12 +309,16 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		measure.Figure(label, "controller writes per instance, events aside", (float64(after-before)-events)/float64(*n), "", 2, false),
 		measure.Report(label, "events per instance", fmt.Sprintf("%.2f", events/float64(*n))),
 		measure.Figure(label, "APF rejections", delta("apiserver_flowcontrol_rejected_requests_total", nil), "", 0, false),
+		measure.Report(label, "APF: the pipeline's requests by flow schema/priority level", measure.FlowMix(nil, api, *n)),
 		measure.Report(label, "API server mean write latency", strings.Join(lat, ", ")),
 		measure.Report(label, "API requests per instance, watches aside", measure.RequestMix(nil, api, *n)),
 		measure.Report(label, "CPU seconds during the raw creates", rawCPU.Format(cores)),
-		measure.Report(label, "CPU seconds during the pipeline", pipeCPU.Format(cores)),
-		measure.Report(label, "CPU seconds after the raw rounds, until quiet", rawAfter.Format(cores)),
-		measure.Report(label, "CPU seconds after the pipeline rounds, until quiet", pipeAfter.Format(cores)))
+		measure.Report(label, "CPU seconds during the pipeline", pipeCPU.Format(cores)))
+	if heap0 >= 0 && heapN >= 0 {
+		rows = append(rows,
+			measure.Report(label, "helm live heap with no instance, then with every instance", fmt.Sprintf("%.1f MiB, %.1f MiB", heap0/(1<<20), heapN/(1<<20))),
+			measure.Figure(label, "helm memory per instance beyond the base (live heap)", (heapN-heap0)/float64(*n), " B", 2048, false))
+	}
 	for _, kv := range ctrls {
 		s, err := measure.Scrape(kv[1])
 		measure.Check(err)
@@ -348,6 +331,62 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	rows = append(rows, rss(label, true)...)
 	measure.AppendRows(*results, rows...)
 	profiled.Wait()
+}
+
+// tenants names the tenant namespaces the pipeline's n instances are spread
+// over: a hundred instances each, at most 1,000 namespaces (the shape of a
+// platform with 100,000 instances), at least one.
+func tenants(n int) []string {
+	names := make([]string, max(1, min(1000, n/100)))
+	for i := range names {
+		names[i] = fmt.Sprintf("tenant-%04d", i)
+	}
+	return names
+}
+
+// quotasCount waits until the object-count quota appdef writes in each of
+// the tenant namespaces (controllers/appdef/internal/quota) counts the
+// bench's kind, which it does a minute after the kind is served: from then
+// on every tenant's create is admitted against its quota, which the API
+// server updates with each create, as on a platform; no round may start
+// before.
+func quotasCount(ctx context.Context, c client.Client, tenants int) {
+	key := corev1.ResourceName("count/benches." + benchGVK.Group)
+	measure.WaitFor("the tenant namespaces' quotas to count the instances", 5*time.Minute, func() bool {
+		l := &corev1.ResourceQuotaList{}
+		if c.List(ctx, l) != nil {
+			return false
+		}
+		counted := 0
+		for _, q := range l.Items {
+			if _, ok := q.Status.Hard[key]; ok {
+				counted++
+			}
+		}
+		return counted >= tenants
+	})
+}
+
+// liveHeap is the helm controller's live heap in bytes (its heap after a
+// garbage collection the bench asks for through pprof), or -1 without the
+// controller's pprof and metrics.
+func liveHeap(ctrls [][2]string) float64 {
+	url := ""
+	for _, kv := range ctrls {
+		if kv[0] == "helm" {
+			url = kv[1]
+		}
+	}
+	if url == "" || *pprofURL == "" {
+		return -1
+	}
+	resp, err := http.Get(*pprofURL + "/debug/pprof/heap?gc=1")
+	measure.Check(err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	measure.Check(resp.Body.Close())
+	s, err := measure.Scrape(url)
+	measure.Check(err)
+	return measure.Sum(s, "go_memstats_heap_alloc_bytes", nil)
 }
 
 // profileSpan is how long the CPU profiles of the pipeline's middle round
@@ -412,13 +451,14 @@ func apiserverProfile(ctx context.Context, out string, d time.Duration) {
 	}
 }
 
-// countObjects counts the objects of kind in namespace, from their metadata
+// countObjects counts the objects of kind in namespace (every namespace: ""),
+// of those more options select, from their metadata
 // (once, after T: a controller reports on an instance after its backing
 // object, and this confirms the backing objects are stored).
-func countObjects(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string) int {
+func countObjects(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string, more ...client.ListOption) int {
 	l := &metav1.PartialObjectMetadataList{}
 	l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
-	measure.Check(c.List(ctx, l, client.InNamespace(namespace)))
+	measure.Check(c.List(ctx, l, append(more, client.InNamespace(namespace))...))
 	return len(l.Items)
 }
 
@@ -585,7 +625,7 @@ func restart(label string) {
 	stop()
 	w := settledWrites(ctrls[:1])
 	rows := [][]string{
-		measure.Report(label, "restart: time to settle", fmt.Sprintf("%.1fs", settle.Seconds())),
+		measure.Figure(label, "restart: time to settle", settle.Seconds(), "s", 60, false),
 		measure.Figure(label, "restart: writes", float64(w), "", 0, false),
 	}
 	rows = append(rows, rss(label, true)...)
@@ -660,44 +700,6 @@ func timed(what, items string, count int, tally *measure.Tally, work func(i int)
 	return d, after
 }
 
-// settle waits, after a timed part that ended with the processes' CPU times
-// at end, until the machine is quiet again, and tallies what they used
-// meanwhile: work the part left behind (the controller's reconciles of its
-// own status writes, the garbage collector's bookkeeping, the API server's
-// own garbage collection) and the quiet machine's upkeep.
-func settle(end map[string]time.Duration) measure.Tally {
-	waited, _ := measure.WaitQuiet(0.15, time.Minute)
-	var t measure.Tally
-	t.Add(end, cpuTimes(), waited)
-	return t
-}
-
-// roundTimes is one round's two parts: their own times and what the
-// processes used after each until the machine was quiet.
-type roundTimes struct {
-	raw, pipe           time.Duration
-	rawAfter, pipeAfter measure.Tally
-}
-
-// idleUpkeep is the CPU seconds per second the measured processes use on the
-// quiet machine (leases, the controllers' and the control plane's periodic
-// work), over 3s: what settle's tallies hold beyond the work left behind.
-// It waits for a stiller machine than a timed part does (under 6% busy, for
-// up to 3 minutes): the upkeep must not hold what an earlier phase left (the
-// requests-alone phase's deletes keep the API server and etcd busy for up
-// to half a minute).
-func idleUpkeep(when string) float64 {
-	waited, busy := measure.WaitQuiet(0.06, 3*time.Minute)
-	before := cpuTimes()
-	start := time.Now()
-	time.Sleep(3 * time.Second)
-	var t measure.Tally
-	t.Add(before, cpuTimes(), time.Since(start))
-	idle := float64(t.CPU()) / float64(t.Wall)
-	fmt.Printf("  upkeep of the quiet machine %s: %.2f CPU s/s (%.0f%% of the CPU busy after %.0fs)\n", when, idle, 100*busy, waited.Seconds())
-	return idle
-}
-
 // progress prints what every 2s until the returned stop is called.
 func progress(what string, status func() string) (stop func()) {
 	start := time.Now()
@@ -739,7 +741,7 @@ func newWatcher(ctx context.Context, scheme *runtime.Scheme, obj client.Object, 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	measure.Check(err)
 	cfg.QPS, cfg.Burst = -1, 0
-	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
+	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}}) // "": every namespace
 	measure.Check(err)
 	w := &watcher{}
 	ii, err := ca.GetInformer(ctx, obj)

@@ -136,6 +136,17 @@ apiserver_request_total{code="200",resource="leases",verb="GET"} 0.5
 	}
 }
 
+func TestFlowMix(t *testing.T) {
+	after := ParseMetrics(strings.NewReader(`
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="service-accounts",priority_level="workload-low"} 300
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="exempt",priority_level="exempt"} 100
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="leader-election",priority_level="leader-election"} 0.5
+`))
+	if got, want := FlowMix(nil, after, 100), "service-accounts/workload-low 3.00, exempt/exempt 1.00"; got != want {
+		t.Fatalf("FlowMix = %q, want %q", got, want)
+	}
+}
+
 func TestProcesses(t *testing.T) {
 	got := Processes("apiserver=10, etcd=11", "", "helm=12")
 	want := []Process{{"apiserver", 10}, {"etcd", 11}, {"helm", 12}}

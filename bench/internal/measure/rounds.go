@@ -20,12 +20,13 @@ func Rounds(n, r int) [][2]int {
 }
 
 // RoundsFor is how many rounds a measurement of n items is interleaved in:
-// one per 400 items, at least one and at most ten. Rounds of 400 at n=2,000
+// one per 400 items, at least three (the verdict is the rounds' median, and
+// one round is not a verdict) and at most ten. Rounds of 400 at n=2,000
 // (about 1.5 s of raw creates and 5 s of pipeline each) and of 1,000 at
 // n=10,000 alternate often enough to sample a machine whose speed moves
 // within tens of seconds, and stay long enough that starting and draining a
 // round is a small part of it.
-func RoundsFor(n int) int { return max(1, min(10, n/400)) }
+func RoundsFor(n int) int { return max(3, min(10, n/400)) }
 
 // Median is the middle value of xs (the mean of the two middle ones when
 // their number is even); 0 for none.
@@ -115,25 +116,6 @@ func AddDelta(acc, before, after []Sample) []Sample {
 	return acc
 }
 
-// Merge adds another tally's CPU and wall time to t.
-func (t *Tally) Merge(o Tally) {
-	if t.Used == nil {
-		t.Used = map[string]time.Duration{}
-	}
-	for name, d := range o.Used {
-		t.Used[name] += d
-	}
-	t.Wall += o.Wall
-}
-
-// Excess is the CPU time of the tally beyond what a quiet machine spends
-// anyway over its wall time (idle: CPU seconds per second of the processes'
-// own upkeep), and never below zero: the work a timed part left behind when
-// the tally follows it until the machine is quiet.
-func (t Tally) Excess(idle float64) time.Duration {
-	return max(0, t.CPU()-time.Duration(idle*float64(t.Wall)))
-}
-
 // CPU is the CPU time of every process of the tally together.
 func (t Tally) CPU() time.Duration {
 	var sum time.Duration
@@ -141,10 +123,4 @@ func (t Tally) CPU() time.Duration {
 		sum += d
 	}
 	return sum
-}
-
-// WithWork is d plus the time cores take for work when they do nothing
-// else: a timed part's own time with the work it left behind counted.
-func WithWork(d, work time.Duration, cores int) time.Duration {
-	return d + work/time.Duration(max(1, cores))
 }

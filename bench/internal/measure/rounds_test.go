@@ -25,7 +25,7 @@ func TestRounds(t *testing.T) {
 }
 
 func TestRoundsFor(t *testing.T) {
-	for n, want := range map[int]int{0: 1, 200: 1, 800: 2, 2000: 5, 10000: 10, 50000: 10} {
+	for n, want := range map[int]int{0: 3, 200: 3, 800: 3, 2000: 5, 10000: 10, 50000: 10} {
 		if got := RoundsFor(n); got != want {
 			t.Errorf("RoundsFor(%d) = %d, want %d", n, got, want)
 		}
@@ -83,22 +83,5 @@ apiserver_request_total{resource="helmreleases",verb="POST"} 300`))
 	}
 	if got, want := RequestMix(nil, acc, 200), "POST benches 1.00, POST events 1.00, POST helmreleases 0.50"; got != want {
 		t.Errorf("RequestMix = %q, want %q", got, want)
-	}
-}
-
-func TestExcessAndWithWork(t *testing.T) {
-	s := time.Second
-	var tl Tally
-	tl.Merge(Tally{Used: map[string]time.Duration{"apiserver": 2 * s, "etcd": s / 2}, Wall: 2 * s})
-	tl.Merge(Tally{Used: map[string]time.Duration{"apiserver": s / 2}, Wall: s})
-	// 3s of CPU over 3s of wall; the quiet machine spends 0.2s per second.
-	if got, want := tl.Excess(0.2), 2400*time.Millisecond; got != want {
-		t.Errorf("Excess = %v, want %v", got, want)
-	}
-	if got := tl.Excess(2); got != 0 {
-		t.Errorf("Excess under the idle upkeep = %v, want 0", got)
-	}
-	if got, want := WithWork(5*s, 3*s, 2), 6500*time.Millisecond; got != want {
-		t.Errorf("WithWork = %v, want %v", got, want)
 	}
 }
