@@ -41,9 +41,11 @@
 // Phase kro (--phase=kro, with kro running on the control plane): the
 // nearest peer on the same measure, in kro.go.
 //
-// Phases fanout and delete (shapes.go): a definition change reaching N
-// settled instances' HelmReleases, and N instances deleted, each against the
-// same requests sent raw, the median of three runs.
+// Phases create, fanout and delete (shapes.go), on the backend of --backend
+// (helm or terraform, backends.go): N instances created until each has a
+// status, a definition change reaching N settled instances' backing objects,
+// and N instances deleted, each against the same requests sent raw, the
+// median of three runs.
 //
 // Phase restart (--phase=restart, after hack/bench.sh restarted the helm
 // controller over the settled instances): the time from the restart until
@@ -93,7 +95,7 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
-	phase      = flag.String("phase", "pipeline", "direct, pipeline, restart, kro, fanout, delete (shapes.go) or manykinds (manykinds.go)")
+	phase      = flag.String("phase", "pipeline", "direct, pipeline, restart, kro, create, fanout, delete (shapes.go) or manykinds (manykinds.go)")
 	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
 	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
