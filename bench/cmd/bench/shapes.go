@@ -223,6 +223,7 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 	createRaw(ctx, c)
 	var cpuRaw, cpuPipe measure.Tally
 	var writesPer []float64
+	var api []measure.Sample
 	raws, pipes := shapeRuns("fan-out", nil, func(k int) time.Duration {
 		_, raw, _ := be.change(k)
 		b, err := json.Marshal(raw)
@@ -237,6 +238,7 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 		what := fmt.Sprintf("pipeline, run %d", k+1)
 		w := watchObjects(ctx, scheme, be.object, be.namespace(ns), func(o client.Object) bool { return o.GetLabels()[revLabel] == rev })
 		measure.Quiet(what)
+		apiBefore := apiserverMetrics(ctx)
 		before := writes(ctrls)
 		stop := progress(what, func() string { return fmt.Sprintf("%d/%d %s changed", w.Len(), *n, be.items) })
 		cpu0 := cpuTimes()
@@ -247,10 +249,12 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 		cpuPipe.Add(cpu0, cpuTimes(), d)
 		stop()
 		writesPer = append(writesPer, float64(settledWrites(ctrls)-before)/float64(*n))
+		api = measure.AddDelta(api, apiBefore, apiserverMetrics(ctx))
 		return d
 	})
 	rows := runRows(label, "fan-out", "raw updates", "definition change to the last backing object", 1, raws, pipes, &cpuRaw, &cpuPipe)
-	rows = append(rows, measure.Report(label, "fan-out: controller writes per instance, each run", floats(writesPer)))
+	rows = append(rows, measure.Report(label, "fan-out: controller writes per instance, each run", floats(writesPer)),
+		measure.Report(label, "fan-out: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))))
 	rows = append(rows, idleChange(ctx, c, ctrls, label)...)
 	rows = append(rows, rss(label, true)...)
 	finish(rows)
