@@ -57,7 +57,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -638,11 +637,7 @@ func restart(label string) {
 func apiserverMetrics(ctx context.Context) []measure.Sample {
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	measure.Check(err)
-	cs, err := kubernetes.NewForConfig(cfg)
-	measure.Check(err)
-	b, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	measure.Check(err)
-	return measure.ParseMetrics(bytes.NewReader(b))
+	return measure.APIServerMetrics(ctx, cfg)
 }
 
 // rss reports the peak RSS of each process of --pids, judged against the

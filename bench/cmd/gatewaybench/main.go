@@ -74,7 +74,7 @@ func main() {
 		convergence(ctx, c)
 		conflicts(ctx, c, watchVerdicts(ctx, cfg, scheme))
 		if *tenants > 0 {
-			rows = tenantGateways(ctx, c, watchSettled(ctx, cfg, scheme), urls)
+			rows = tenantGateways(ctx, cfg, c, watchSettled(ctx, cfg, scheme), measure.KV(*metrics))
 		}
 		for _, p := range measure.Processes(*pids) {
 			mib, err := measure.PeakRSSMiB(p.PID)

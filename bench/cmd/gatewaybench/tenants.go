@@ -359,9 +359,29 @@ func rawTenant(ctx context.Context, c client.Client, k, t int) {
 }
 
 // tenantGateways measures --tenant-gateways tenants settling against the raw
-// side, measure.Runs runs in turns, and returns its rows.
-func tenantGateways(ctx context.Context, c client.Client, seen *settledWatch, urls []string) [][]string {
+// side, measure.Runs runs in turns, and returns its rows: beside the times,
+// where the pipeline's requests went a tenant, over all runs, as the API
+// server counted them (the tenant's creates among them) and as each of ctrls
+// (name, metrics URL) counted its own: its requests by method and code (its
+// POSTs are its events, a 409 a write refused on a stale version) and the
+// objects it wrote by kind and outcome (writemetric; the TenantGateway status
+// writes are not among them).
+func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen *settledWatch, ctrls [][2]string) [][]string {
 	n := *tenants
+	var urls []string
+	for _, kv := range ctrls {
+		urls = append(urls, kv[1])
+	}
+	scrape := func() (api []measure.Sample, own [][]measure.Sample) {
+		for _, kv := range ctrls {
+			s, err := measure.Scrape(kv[1])
+			measure.Check(err)
+			own = append(own, s)
+		}
+		return measure.APIServerMetrics(ctx, cfg), own
+	}
+	var api []measure.Sample
+	own := make([][]measure.Sample, len(ctrls))
 	label := fmt.Sprintf("gateway, %d TenantGateways", n)
 	fmt.Printf("== %s: %d routes each (one a hostname conflict), %d requests a tenant on each side (%d the tenant's, %d the controllers'), %d runs; %d unthrottled workers\n",
 		label, tenantRoutes, requestsPerTenant, tenantCreates, writesPerTenant, measure.Runs, tenantWorkers)
@@ -376,18 +396,31 @@ func tenantGateways(ctx context.Context, c client.Client, seen *settledWatch, ur
 		before := measure.Settled(urls...)
 		seen.follow(k)
 		measure.Quiet(what)
+		apiBefore, ownBefore := scrape()
 		start := time.Now()
 		measure.Parallel(n, tenantWorkers, func(t int) { createTenant(ctx, c, k, t, "t") })
 		seen.wait(what, n, 30*time.Minute)
 		d := time.Since(start)
 		writesPer = append(writesPer, float64(measure.Settled(urls...)-before)/float64(n))
+		apiAfter, ownAfter := scrape()
+		api = measure.AddDelta(api, apiBefore, apiAfter)
+		for i := range ctrls {
+			own[i] = measure.AddDelta(own[i], ownBefore[i], ownAfter[i])
+		}
 		return d
 	})
-	return [][]string{
+	rows := [][]string{
 		measure.Report(label, "tenant gateways: raw requests, each run", measure.Durations(raws)),
 		measure.Report(label, "tenant gateways: first create to all settled, each run", measure.Durations(pipes)),
 		measure.MedianFigure(label, fmt.Sprintf("tenant gateways efficiency T_raw/T (%d requests a tenant)", requestsPerTenant),
 			measure.RunEfficiencies(1, raws, pipes), "", *target, true),
 		measure.Report(label, fmt.Sprintf("tenant gateways: controller writes a tenant, each run (a perfect set: %d)", writesPerTenant), measure.Floats(writesPer)),
+		measure.Report(label, "tenant gateways: API requests a tenant, watches aside", measure.RequestMix(nil, api, measure.Runs*n)),
 	}
+	for i, kv := range ctrls {
+		rows = append(rows, measure.Report(label, "tenant gateways: "+kv[0]+" a tenant, requests by method, code; objects written by kind, outcome",
+			measure.Mix(nil, own[i], measure.Runs*n, "rest_client_requests_total", "method", "code")+"; "+
+				measure.Mix(nil, own[i], measure.Runs*n, "cozystack_object_writes_total", "kind", "outcome")))
+	}
+	return rows
 }

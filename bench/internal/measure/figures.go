@@ -187,6 +187,19 @@ func FlowMix(before, after []Sample, n int) string {
 	})
 }
 
+// Mix is, in the same form, the growth of the counter called name between
+// two scrapes, per n, by the values of labels (joined by a space): what a
+// controller's own metrics say it wrote, by method or by kind and outcome.
+func Mix(before, after []Sample, n int, name string, labels ...string) string {
+	return mix(before, after, n, name, func(s Sample) string {
+		vs := make([]string, len(labels))
+		for i, l := range labels {
+			vs[i] = s.Labels[l]
+		}
+		return strings.TrimSpace(strings.Join(vs, " "))
+	})
+}
+
 // mix counts the samples called name by key (those whose key is empty left
 // out) from before to after, per n, the most frequent first, those under
 // 0.01 per n left out.

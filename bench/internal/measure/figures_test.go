@@ -136,6 +136,24 @@ apiserver_request_total{code="200",resource="leases",verb="GET"} 0.5
 	}
 }
 
+func TestMix(t *testing.T) {
+	after := ParseMetrics(strings.NewReader(`
+cozystack_object_writes_total{controller="gateway-certs",kind="Certificate",outcome="created"} 90
+cozystack_object_writes_total{controller="gateway-certs",kind="Issuer",outcome="created"} 10
+cozystack_object_writes_total{controller="gateway-certs",kind="Issuer",outcome="updated"} 10
+rest_client_requests_total{code="201",host="h",method="POST"} 20
+rest_client_requests_total{code="200",host="h",method="PATCH"} 110
+rest_client_requests_total{code="409",host="h",method="PATCH"} 10
+`))
+	if got, want := Mix(nil, after, 10, "cozystack_object_writes_total", "kind", "outcome"),
+		"Certificate created 9.00, Issuer created 1.00, Issuer updated 1.00"; got != want {
+		t.Fatalf("Mix by kind, outcome = %q, want %q", got, want)
+	}
+	if got, want := Mix(nil, after, 10, "rest_client_requests_total", "method"), "PATCH 12.00, POST 2.00"; got != want {
+		t.Fatalf("Mix by method = %q, want %q", got, want)
+	}
+}
+
 func TestFlowMix(t *testing.T) {
 	after := ParseMetrics(strings.NewReader(`
 apiserver_flowcontrol_dispatched_requests_total{flow_schema="service-accounts",priority_level="workload-low"} 300

@@ -5,6 +5,8 @@ package measure
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -40,6 +43,15 @@ func Client(kubeconfig string, qps float32, burst int, adders ...func(*runtime.S
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	Check(err)
 	return cfg, scheme, c
+}
+
+// APIServerMetrics scrapes the API server's own metrics.
+func APIServerMetrics(ctx context.Context, cfg *rest.Config) []Sample {
+	cs, err := kubernetes.NewForConfig(cfg)
+	Check(err)
+	b, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	Check(err)
+	return ParseMetrics(bytes.NewReader(b))
 }
 
 // WaitFor polls cond every 100ms and exits the process when it does not hold
