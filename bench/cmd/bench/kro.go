@@ -93,14 +93,14 @@ func peerKro(ctx context.Context, c client.Client, scheme *runtime.Scheme, label
 
 	cores := goruntime.NumCPU()
 	var rawCPU, kroCPU measure.Tally
-	rawT, _ := timed("raw creates", "HelmReleases", *n, &rawCPU, func(i int) { measure.Check(c.Create(ctx, rawRelease(i))) })
+	rawT := timed("raw creates", "HelmReleases", *n, &rawCPU, func(i int) { measure.Check(c.Create(ctx, rawRelease(i))) })
 
 	watched := &unstructured.Unstructured{}
 	watched.SetGroupVersionKind(kroGVK)
 	w := newWatcher(ctx, scheme, watched, kroNS, kroActive)
 	measure.Quiet("kro")
 	apiBefore := apiserverMetrics(ctx)
-	t, _ := w.createAndWait("kro", "ACTIVE", 0, *n, &kroCPU, func(i int) { measure.Check(c.Create(ctx, kroInstance(i))) })
+	t := w.createAndWait("kro", "ACTIVE", 0, *n, &kroCPU, func(i int) { measure.Check(c.Create(ctx, kroInstance(i))) })
 	api := measure.AddDelta(nil, apiBefore, apiserverMetrics(ctx))
 
 	if releases := countObjects(ctx, c, releaseGVK, kroNS); releases != *n {

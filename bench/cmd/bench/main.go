@@ -232,7 +232,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		// Raw capacity: HelmReleases like the controller's, created directly
 		// (the controllers neither cache nor reconcile them).
 		raw := func() {
-			dr, _ = timed("raw creates, "+round, "HelmReleases", hi-lo, &rawCPU, func(i int) { measure.Check(c.Create(ctx, rawRelease(lo+i))) })
+			dr = timed("raw creates, "+round, "HelmReleases", hi-lo, &rawCPU, func(i int) { measure.Check(c.Create(ctx, rawRelease(lo+i))) })
 		}
 		pipe := func() {
 			what := "pipeline, " + round
@@ -248,7 +248,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 					apiserverProfile(ctx, strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
 				}()
 			}
-			dp, _ = w.createAndWait(what, "statuses", lo, hi, &pipeCPU, func(i int) {
+			dp = w.createAndWait(what, "statuses", lo, hi, &pipeCPU, func(i int) {
 				measure.Check(c.Create(ctx, instance(lo+i, spread[(lo+i)%len(spread)])))
 			})
 			api = measure.AddDelta(api, apiBefore, apiserverMetrics(ctx))
@@ -524,7 +524,7 @@ func direct(ctx context.Context, c client.Client, label string) {
 	host, _ := os.Hostname()
 	fmt.Printf("== %s: the pipeline's requests alone, %d instances, %d unthrottled client workers\n", label, *n, *workers)
 	var cpuDirect measure.Tally
-	t, _ := timed("requests alone", "instances", *n, &cpuDirect, func(i int) {
+	t := timed("requests alone", "instances", *n, &cpuDirect, func(i int) {
 		inst := instance(i, directNS)
 		measure.Check(c.Create(ctx, inst))
 		name := inst.GetName()
@@ -683,7 +683,7 @@ func settledWrites(ctrls [][2]string) int {
 // timed runs work for each of count items on the bench's workers, once the
 // machine is quiet, with progress lines of the items done; it returns the wall
 // time and adds it, with the CPU every process used meanwhile, to tally.
-func timed(what, items string, count int, tally *measure.Tally, work func(i int)) (time.Duration, map[string]time.Duration) {
+func timed(what, items string, count int, tally *measure.Tally, work func(i int)) time.Duration {
 	measure.Quiet(what)
 	var done atomic.Int64
 	stop := progress(what, func() string { return fmt.Sprintf("%d/%d %s", done.Load(), count, items) })
@@ -694,10 +694,9 @@ func timed(what, items string, count int, tally *measure.Tally, work func(i int)
 		done.Add(1)
 	})
 	d := time.Since(start)
-	after := cpuTimes()
 	stop()
-	tally.Add(before, after, d)
-	return d, after
+	tally.Add(before, cpuTimes(), d)
+	return d
 }
 
 // progress prints what every 2s until the returned stop is called.
@@ -773,11 +772,11 @@ func statusWritten(o client.Object) bool {
 // workers, with progress lines, and waits until hi objects are done (what the
 // watcher counts, named done in the progress lines): the objects before lo
 // were done in earlier rounds. It returns the time from the first create and
-// the processes' CPU times at the end, and adds both to tally.
-func (w *watcher) createAndWait(what, done string, lo, hi int, tally *measure.Tally, create func(i int)) (time.Duration, map[string]time.Duration) {
+// adds it, with the CPU every process used meanwhile, to tally.
+func (w *watcher) createAndWait(what, done string, lo, hi int, tally *measure.Tally, create func(i int)) time.Duration {
 	var created atomic.Int64
 	stop := progress(what, func() string {
-		return fmt.Sprintf("%d/%d created, %d %s", int64(lo)+created.Load(), *n, w.Len(), done)
+		return fmt.Sprintf("%d/%d created, %d/%d %s", created.Load(), hi-lo, w.Len(), hi, done)
 	})
 	before := cpuTimes()
 	start := time.Now()
@@ -787,10 +786,9 @@ func (w *watcher) createAndWait(what, done string, lo, hi int, tally *measure.Ta
 	})
 	w.wait(int64(hi), 60*time.Minute)
 	d := time.Since(start)
-	after := cpuTimes()
 	stop()
-	tally.Add(before, after, d)
-	return d, after
+	tally.Add(before, cpuTimes(), d)
+	return d
 }
 
 // wait returns as soon as n instances have a status (at the event that

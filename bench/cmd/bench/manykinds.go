@@ -89,7 +89,7 @@ func manyKinds(ctx context.Context, c client.Client, scheme *runtime.Scheme, lab
 	warmUp(ctx, c, map[string]client.Object{"HelmRelease": rawRelease(0)})
 	var cpuRaw, cpuPipe measure.Tally
 	raws, pipes := shapeRuns("many kinds", nil, func(r int) time.Duration {
-		d, _ := timed(fmt.Sprintf("raw creates, run %d", r+1), "HelmReleases", total, &cpuRaw, func(i int) {
+		d := timed(fmt.Sprintf("raw creates, run %d", r+1), "HelmReleases", total, &cpuRaw, func(i int) {
 			measure.Check(c.Create(ctx, rawRelease(r*total+i)))
 		})
 		return d

@@ -172,7 +172,7 @@ func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 	var cpuRaw, cpuPipe measure.Tally
 	var writesPer []float64
 	raws, pipes := shapeRuns("create", nil, func(r int) time.Duration {
-		d, _ := timed(fmt.Sprintf("raw creates, run %d", r+1), be.items, *n, &cpuRaw, func(i int) {
+		d := timed(fmt.Sprintf("raw creates, run %d", r+1), be.items, *n, &cpuRaw, func(i int) {
 			measure.Check(c.Create(ctx, be.raw(r**n+i)))
 		})
 		return d
@@ -185,7 +185,7 @@ func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		w := newWatcher(wctx, scheme, inst, ns, statusWritten)
 		measure.Quiet(what)
 		before := writes(ctrls)
-		d, _ := w.createAndWait(what, "statuses", r**n, (r+1)**n, &cpuPipe, func(i int) { measure.Check(c.Create(ctx, instance(i, ns))) })
+		d := w.createAndWait(what, "statuses", r**n, (r+1)**n, &cpuPipe, func(i int) { measure.Check(c.Create(ctx, instance(i, ns))) })
 		writesPer = append(writesPer, float64(settledWrites(ctrls)-before)/float64(*n))
 		return d
 	})
@@ -228,7 +228,7 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 		_, raw, _ := be.change(k)
 		b, err := json.Marshal(raw)
 		measure.Check(err)
-		d, _ := timed(fmt.Sprintf("raw updates, run %d", k+1), be.items, *n, &cpuRaw, func(i int) {
+		d := timed(fmt.Sprintf("raw updates, run %d", k+1), be.items, *n, &cpuRaw, func(i int) {
 			o := be.raw(i)
 			measure.Check(c.Patch(ctx, o, client.RawPatch(types.MergePatchType, b)))
 		})
@@ -307,7 +307,7 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		settleInstances(ctx, c, scheme, 0, *n)
 		createRaw(ctx, c)
 	}, func(k int) time.Duration {
-		d, _ := timed(fmt.Sprintf("raw deletes, run %d", k+1), be.items, *n, &cpuRaw, func(i int) {
+		d := timed(fmt.Sprintf("raw deletes, run %d", k+1), be.items, *n, &cpuRaw, func(i int) {
 			measure.Check(c.Delete(ctx, be.raw(i)))
 		})
 		return d
