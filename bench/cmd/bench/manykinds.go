@@ -88,7 +88,7 @@ func manyKinds(ctx context.Context, c client.Client, scheme *runtime.Scheme, lab
 	})
 	warmUp(ctx, c, map[string]client.Object{"HelmRelease": rawRelease(0)})
 	var cpuRaw, cpuPipe measure.Tally
-	raws, pipes := shapeRuns("many kinds", nil, func(r int) time.Duration {
+	raws, pipes := measure.InTurns("many kinds", nil, func(r int) time.Duration {
 		d := timed(fmt.Sprintf("raw creates, run %d", r+1), "HelmReleases", total, &cpuRaw, func(i int) {
 			measure.Check(c.Create(ctx, rawRelease(r*total+i)))
 		})
@@ -118,8 +118,8 @@ func manyKinds(ctx context.Context, c client.Client, scheme *runtime.Scheme, lab
 	cores := goruntime.NumCPU()
 	rows := [][]string{
 		measure.Figure(label, fmt.Sprintf("many kinds: %d definitions served", k), served.Seconds(), "s", 60, false),
-		measure.Report(label, "many kinds: raw creates, each run", durations(raws)),
-		measure.Report(label, "many kinds: instances to the last status, each run", durations(pipes)),
+		measure.Report(label, "many kinds: raw creates, each run", measure.Durations(raws)),
+		measure.Report(label, "many kinds: instances to the last status, each run", measure.Durations(pipes)),
 		measure.MedianFigure(label, "many kinds efficiency 3*T_raw/T", measure.RunEfficiencies(3, raws, pipes), "", 0.8, true),
 		measure.Report(label, "many kinds: CPU seconds during the raw creates", cpuRaw.Format(cores)),
 		measure.Report(label, "many kinds: CPU seconds during the pipeline", cpuPipe.Format(cores)),

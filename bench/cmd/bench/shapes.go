@@ -149,9 +149,6 @@ func createRaw(ctx context.Context, c client.Client) {
 	measure.Parallel(*n, *workers, func(i int) { measure.Check(client.IgnoreAlreadyExists(c.Create(ctx, be.raw(i)))) })
 }
 
-// shapeRuns runs raw and pipe measure.Runs times in turns (measure.InTurns).
-var shapeRuns = measure.InTurns
-
 // patchDefinition merge-patches the bench's definition.
 func patchDefinition(ctx context.Context, c client.Client, patch map[string]any) {
 	b, err := json.Marshal(patch)
@@ -171,7 +168,7 @@ func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		label, *n, be.items, *n, measure.Runs, *workers)
 	var cpuRaw, cpuPipe measure.Tally
 	var writesPer []float64
-	raws, pipes := shapeRuns("create", nil, func(r int) time.Duration {
+	raws, pipes := measure.InTurns("create", nil, func(r int) time.Duration {
 		d := timed(fmt.Sprintf("raw creates, run %d", r+1), be.items, *n, &cpuRaw, func(i int) {
 			measure.Check(c.Create(ctx, be.raw(r**n+i)))
 		})
@@ -191,7 +188,7 @@ func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 	})
 	checkBacked(ctx, c, measure.Runs**n)
 	rows := runRows(label, "create", "raw creates", "instances to the last status", 3, raws, pipes, &cpuRaw, &cpuPipe)
-	rows = append(rows, measure.Report(label, "create: controller writes per instance, events included, each run", floats(writesPer)))
+	rows = append(rows, measure.Report(label, "create: controller writes per instance, events included, each run", measure.Floats(writesPer)))
 	rows = append(rows, rss(label, true)...)
 	finish(rows)
 }
@@ -206,8 +203,8 @@ func runRows(label, shape, raw, pipe string, k int, raws, pipes []time.Duration,
 	}
 	cores := goruntime.NumCPU()
 	return [][]string{
-		measure.Report(label, shape+": "+raw+", each run", durations(raws)),
-		measure.Report(label, shape+": "+pipe+", each run", durations(pipes)),
+		measure.Report(label, shape+": "+raw+", each run", measure.Durations(raws)),
+		measure.Report(label, shape+": "+pipe+", each run", measure.Durations(pipes)),
 		measure.MedianFigure(label, shape+" efficiency "+eff, measure.RunEfficiencies(k, raws, pipes), "", 0.8, true),
 		measure.Report(label, shape+": CPU seconds during the "+raw, cpuRaw.Format(cores)),
 		measure.Report(label, shape+": CPU seconds during the pipeline", cpuPipe.Format(cores)),
@@ -224,7 +221,7 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 	var cpuRaw, cpuPipe measure.Tally
 	var writesPer []float64
 	var api []measure.Sample
-	raws, pipes := shapeRuns("fan-out", nil, func(k int) time.Duration {
+	raws, pipes := measure.InTurns("fan-out", nil, func(k int) time.Duration {
 		_, raw, _ := be.change(k)
 		b, err := json.Marshal(raw)
 		measure.Check(err)
@@ -253,7 +250,7 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 		return d
 	})
 	rows := runRows(label, "fan-out", "raw updates", "definition change to the last backing object", 1, raws, pipes, &cpuRaw, &cpuPipe)
-	rows = append(rows, measure.Report(label, "fan-out: controller writes per instance, each run", floats(writesPer)),
+	rows = append(rows, measure.Report(label, "fan-out: controller writes per instance, each run", measure.Floats(writesPer)),
 		measure.Report(label, "fan-out: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))))
 	rows = append(rows, idleChange(ctx, c, ctrls, label)...)
 	rows = append(rows, rss(label, true)...)
@@ -303,7 +300,7 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 	var cpuRaw, cpuPipe measure.Tally
 	var lists []float64
 	var api []measure.Sample
-	raws, pipes := shapeRuns("delete", func(int) {
+	raws, pipes := measure.InTurns("delete", func(int) {
 		settleInstances(ctx, c, scheme, 0, *n)
 		createRaw(ctx, c)
 	}, func(k int) time.Duration {
@@ -356,26 +353,4 @@ func finish(rows [][]string) {
 		fmt.Println("  a figure missed its goal")
 		os.Exit(2)
 	}
-}
-
-func durations(ds []time.Duration) string {
-	s := ""
-	for i, d := range ds {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	return s
-}
-
-func floats(xs []float64) string {
-	s := ""
-	for i, x := range xs {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%.2f", x)
-	}
-	return s
 }
