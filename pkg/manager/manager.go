@@ -108,7 +108,7 @@ type Options struct {
 // requests (make bench reports the flow schema and priority level each
 // controller's requests were dispatched in). The client-side limit is
 // therefore only a backstop against a runaway loop, not the server's
-// protection, and is set where it does not bind on any API server: a new
+// protection, and is set where it does not bind in normal work: a new
 // instance costs two limited requests (the apply, the status write; events
 // have their own client), so at QPS q the pipeline cannot beat 2N/q seconds,
 // and 2,000/s is above what a large API server creates. Sixteen workers keep
