@@ -61,6 +61,11 @@ type Options struct {
 	MetadataOnly bool
 	// Filter drops events for which it returns false (nil keeps all).
 	Filter func(client.Object) bool
+	// Deleted, when not nil, is told of every deletion the informer sees
+	// (one it missed while disconnected included), with the object's last
+	// known state, before the deletion's requests are enqueued: a reconcile
+	// of such a request can count on it. It must not block.
+	Deleted func(client.Object)
 }
 
 type watch struct {
@@ -205,30 +210,39 @@ type handler struct {
 	opts Options
 }
 
-func (h handler) enqueue(obj any) {
+// object returns the informer's object as a client.Object (nil when it has
+// no metadata).
+func object(obj any) client.Object {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	o, ok := obj.(client.Object)
-	if !ok {
-		// Informers deliver runtime objects; anything else has no metadata.
-		if acc, err := meta.Accessor(obj); err == nil {
-			o = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: acc.GetName(), Namespace: acc.GetNamespace(), Labels: acc.GetLabels()}}
-		} else {
-			return
-		}
+	if o, ok := obj.(client.Object); ok {
+		return o
 	}
-	if h.opts.Filter != nil && !h.opts.Filter(o) {
+	// Informers deliver runtime objects; anything else has no metadata.
+	if acc, err := meta.Accessor(obj); err == nil {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: acc.GetName(), Namespace: acc.GetNamespace(), UID: acc.GetUID(), Labels: acc.GetLabels()}}
+	}
+	return nil
+}
+
+func (h handler) enqueue(obj any, deleted bool) {
+	o := object(obj)
+	if o == nil || h.opts.Filter != nil && !h.opts.Filter(o) {
 		return
+	}
+	if deleted && h.opts.Deleted != nil {
+		h.opts.Deleted(o)
 	}
 	for _, r := range h.opts.Map(o) {
 		h.q.Add(r)
 	}
 }
 
-func (h handler) OnAdd(obj any, _ bool) { h.enqueue(obj) }
-func (h handler) OnUpdate(_, obj any)   { h.enqueue(obj) }
-func (h handler) OnDelete(obj any)      { h.enqueue(obj) }
+func (h handler) OnAdd(obj any, _ bool) { h.enqueue(obj, false) }
+func (h handler) OnUpdate(_, obj any)   { h.enqueue(obj, false) }
+func (h handler) OnDelete(obj any)      { h.enqueue(obj, true) }
 
 // Enqueue adds requests to the controller's queue (after Start; requests
 // made before are dropped, as the initial list of each informer covers them).

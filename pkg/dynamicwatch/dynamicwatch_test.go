@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -179,3 +182,41 @@ func TestWatchAndUnwatchAtRuntime(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestDeletedHook: the Deleted hook hears of deletions only, the ones an
+// informer missed included, before their requests are enqueued; filtered
+// events reach neither.
+func TestDeletedHook(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "test.cozystack.io", Version: "v1", Kind: "Widget"}
+	obj := func(name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("default")
+		u.SetName(name)
+		u.SetUID(types.UID("uid-" + name))
+		return u
+	}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Request]())
+	defer q.ShutDown()
+	var heard []string
+	h := handler{q: q, opts: Options{
+		Map:    Self(gvk),
+		Filter: func(o client.Object) bool { return o.GetName() != "ignored" },
+		Deleted: func(o client.Object) {
+			heard = append(heard, fmt.Sprintf("%s %s queued=%d", o.GetName(), o.GetUID(), q.Len()))
+		},
+	}}
+	h.OnAdd(obj("added"), false)
+	h.OnUpdate(obj("updated"), obj("updated"))
+	h.OnDelete(obj("deleted"))
+	h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "default/missed", Obj: obj("missed")})
+	h.OnDelete(obj("ignored"))
+
+	want := []string{"deleted uid-deleted queued=2", "missed uid-missed queued=3"}
+	if !slices.Equal(heard, want) {
+		t.Errorf("Deleted heard %q, want %q", heard, want)
+	}
+	if q.Len() != 4 {
+		t.Errorf("%d requests queued, want 4 (every event but the filtered one)", q.Len())
+	}
+}

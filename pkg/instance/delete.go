@@ -1,6 +1,7 @@
 package instance
 
-// Deleting an instance: the finalizer holds it until its backing object is gone.
+// Deleting an instance: the finalizer holds it until its backing object is
+// gone; without one, the backing object goes as soon as the instance has.
 
 import (
 	"context"
@@ -9,13 +10,20 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 )
 
@@ -77,4 +85,72 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst 
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, nil
+}
+
+// rememberDeleted is the instance watch's Deleted hook: it keeps the uid of
+// each instance the watch saw deleted until the reconcile of its request has
+// run (collectTarget).
+func (r *Reconciler) rememberDeleted(gvk schema.GroupVersionKind) func(client.Object) {
+	return func(o client.Object) {
+		req := dynamicwatch.Request{GVK: gvk, NamespacedName: client.ObjectKeyFromObject(o)}
+		r.deleted.Store(req, o.GetUID())
+	}
+}
+
+// collectTarget deletes the backing object of an instance the watch saw
+// deleted when the cache shows it still controlled by that instance, rather
+// than waiting for the garbage collector (whose queue, behind
+// kube-controller-manager's client limit, can hold thousands of dependents
+// after a tenant deletes many instances). It deletes only what the
+// collector would: the object at the instance's backing name whose
+// controller reference names the instance's uid. The delete is conditional
+// on the version the cache holds, so an object that changed since (an
+// administrator's orphaning deletion takes the reference off before the
+// instance goes) is left to the collector, which decides with the current
+// object. Background propagation, as the collector deletes.
+func (r *Reconciler) collectTarget(ctx context.Context, req dynamicwatch.Request) error {
+	v, ok := r.deleted.Load(req)
+	if !ok {
+		return nil
+	}
+	inst := &unstructured.Unstructured{}
+	inst.SetGroupVersionKind(req.GVK)
+	inst.SetNamespace(req.Namespace)
+	inst.SetName(req.Name)
+	inst.SetUID(v.(types.UID))
+	def := r.defs.forKind(req.GVK)
+	if def == nil {
+		return nil
+	}
+	target := &unstructured.Unstructured{}
+	target.SetGroupVersionKind(r.Backend.TargetGVK())
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: r.Backend.TargetName(def, inst)}, target)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err == nil && Collectible(target, inst) {
+		err := r.Client.Delete(ctx, target, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptr.To(target.GetUID()), ResourceVersion: ptr.To(target.GetResourceVersion())})
+		switch {
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			// Gone already, or changed since the cache saw it: the
+			// garbage collector decides.
+		case err != nil:
+			return err
+		default:
+			log.FromContext(ctx).V(1).Info("deleted the backing object of a deleted instance",
+				"kind", target.GetKind(), "namespace", target.GetNamespace(), "name", target.GetName())
+		}
+	}
+	return nil
+}
+
+// Collectible reports whether the garbage collector would delete o, a
+// backing object in its instance's namespace, now that inst (its last state,
+// uid included) is gone: o is not being deleted, and its one owner reference
+// is a controller reference naming inst. An object with another owner is
+// left to the collector, which keeps it while that owner exists. Pure.
+func Collectible(o, inst client.Object) bool {
+	return o.GetDeletionTimestamp().IsZero() && o.GetNamespace() == inst.GetNamespace() && len(o.GetOwnerReferences()) == 1 &&
+		ownership.IsControlledBy(o, ownership.Owner{GVK: inst.GetObjectKind().GroupVersionKind(), Name: inst.GetName(), UID: string(inst.GetUID())})
 }

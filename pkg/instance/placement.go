@@ -38,8 +38,9 @@ type Placement interface {
 }
 
 // InstanceNamespace places the backing object in the instance's namespace,
-// with a controller ownerReference to the instance: the garbage collector
-// deletes it with the instance, and an object at its name that upstream
+// with a controller ownerReference to the instance: it goes with the
+// instance (deleted by the reconciler when it sees the instance go, or by the
+// garbage collector; collectTarget), and an object at its name that upstream
 // Cozystack's API wrote may be adopted (AdoptClaim).
 type InstanceNamespace struct{}
 
@@ -60,9 +61,9 @@ func (InstanceNamespace) decide(_ context.Context, _ *Reconciler, t *target) (ow
 
 func (InstanceNamespace) applyFailed(_ *Reconciler, err error, _ string) error { return err }
 
-func (InstanceNamespace) gone(_ context.Context, r *Reconciler, req dynamicwatch.Request) error {
+func (InstanceNamespace) gone(ctx context.Context, r *Reconciler, req dynamicwatch.Request) error {
 	r.forgetTarget(req)
-	return nil
+	return r.collectTarget(ctx, req)
 }
 
 // PlatformNamespaces places the backing object in a namespace the platform

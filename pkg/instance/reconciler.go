@@ -63,7 +63,11 @@ type Reconciler struct {
 	// uncached holds the backing objects (by namespace/name) that exist but
 	// are not in the cache (someone else's, or just created): read from the
 	// API server until the cache holds them or they are gone.
-	uncached   sync.Map
+	uncached sync.Map
+	// deleted holds the uid of each instance the watch saw deleted
+	// (dynamicwatch.Request to types.UID), until its reconcile has run
+	// (collectTarget).
+	deleted    sync.Map
 	releasedMu sync.Mutex
 	released   map[schema.GroupVersionKind]string
 	// monitors: WorkloadMonitors are served and watched (workloads.go).
@@ -75,6 +79,7 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (ctrl.Result, error) {
 	def := r.defs.forKind(req.GVK)
 	if def == nil {
+		r.deleted.Delete(req)
 		if r.isReleased(req.GVK) {
 			return r.reconcileReleased(ctx, req)
 		}
@@ -83,15 +88,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	inst := &unstructured.Unstructured{}
 	inst.SetGroupVersionKind(req.GVK)
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
-		// Gone: the garbage collector removes the backing object through
-		// its ownerReference; the placement removes one it cannot reach.
+		// Gone: the placement removes the backing object (with the garbage
+		// collector, when the instance controls it by ownerReference).
 		if apierrors.IsNotFound(err) {
 			readymetric.Forget(req.GVK.Kind, req.Namespace, req.Name)
 			r.statusWriter().Forget(req.GVK, req.NamespacedName)
-			return ctrl.Result{}, r.Components.Placement.gone(ctx, r, req)
+			if err := r.Components.Placement.gone(ctx, r, req); err != nil {
+				return ctrl.Result{}, err
+			}
+			r.deleted.Delete(req)
+			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
+	r.deleted.Delete(req) // an earlier instance of that name
 	if r.behindOwnWrite(inst) {
 		return ctrl.Result{}, nil
 	}

@@ -3,6 +3,7 @@ package instance
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -30,6 +31,7 @@ import (
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 	"github.com/cozyplane/cozyplane/pkg/testenv"
 	"github.com/cozyplane/cozyplane/pkg/writemetric"
@@ -423,17 +425,65 @@ spec:
 		})
 	})
 
-	t.Run("deleting an instance lets its backing object go", func(t *testing.T) {
-		w, _ := getWidget("one")
-		must(c.Delete(ctx, w))
-		// No garbage collector runs in envtest: check the backing object
-		// carries the controller reference the collector follows.
-		cm, err := getCM("w-one")
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
+	t.Run("deleting an instance deletes its backing object", func(t *testing.T) {
+		// No garbage collector runs here: only the reconciler can delete
+		// the backing objects. It deletes one controlled by the instance
+		// alone, and leaves to the collector one with another owner and one
+		// whose controller reference was taken off (as an orphaning
+		// deletion does before the instance goes).
+		anchor := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "anchor"}}
+		must(c.Create(ctx, anchor))
+		for _, name := range []string{"shared", "orphaned", "alone"} {
+			must(c.Create(ctx, newWidget(name, map[string]any{"size": int64(1)})))
+			eventually(t, "ConfigMap w-"+name, func() error { _, err := getCM("w-" + name); return err })
 		}
-		if err == nil && metav1.GetControllerOf(cm).UID != w.GetUID() {
-			t.Fatal("backing object not owned by the deleted instance")
+		shared, _ := getCM("w-shared")
+		shared.SetOwnerReferences(append(shared.GetOwnerReferences(), metav1.OwnerReference{
+			APIVersion: "v1", Kind: "ConfigMap", Name: anchor.Name, UID: anchor.UID}))
+		must(c.Update(ctx, shared))
+		orphaned, _ := getCM("w-orphaned")
+		orphaned.SetOwnerReferences(nil)
+		must(c.Update(ctx, orphaned))
+		// The reconciler's cache must hold those updates before the
+		// instances go, as the collector's orphaning comes before.
+		for _, cm := range []*unstructured.Unstructured{shared, orphaned} {
+			eventually(t, "the cache to hold "+cm.GetName()+"'s owners", func() error {
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(backend.TargetGVK())
+				if err := mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil {
+					return err
+				}
+				if got.GetResourceVersion() != cm.GetResourceVersion() {
+					return fmt.Errorf("at version %s, want %s", got.GetResourceVersion(), cm.GetResourceVersion())
+				}
+				return nil
+			})
+		}
+		// Deleted in this order, the watch hears of the first two before
+		// the last: once w-alone is gone, their deletions are known.
+		for _, name := range []string{"one", "shared", "orphaned", "alone"} {
+			w, _ := getWidget(name)
+			must(c.Delete(ctx, w))
+		}
+		for _, name := range []string{"w-one", "w-alone"} {
+			eventually(t, name+" to be deleted", func() error {
+				if _, err := getCM(name); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("still there (%v)", err)
+				}
+				return nil
+			})
+		}
+		for _, name := range []string{"shared", "orphaned"} {
+			req := dynamicwatch.Request{GVK: gvk, NamespacedName: types.NamespacedName{Namespace: "tenant-a", Name: name}}
+			eventually(t, "the reconcile of deleted instance "+name, func() error {
+				if _, ok := r.deleted.Load(req); ok {
+					return errors.New("not yet")
+				}
+				return nil
+			})
+			if _, err := getCM("w-" + name); err != nil {
+				t.Errorf("w-%s: %v; want it left to the garbage collector", name, err)
+			}
 		}
 	})
 }

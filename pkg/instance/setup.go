@@ -151,7 +151,7 @@ func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) 
 	if err := r.unreleaseKind(ctx, def.GVK); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{}); err != nil {
+	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{Deleted: r.rememberDeleted(def.GVK)}); err != nil {
 		if meta.IsNoMatchError(err) {
 			// The CRD is not served (yet, or any more): the appdef
 			// controller says why on the definition. Look again shortly.

@@ -1,0 +1,61 @@
+package instance
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ownership"
+)
+
+// TestCollectible: the reconciler deletes after a deleted instance only what
+// the garbage collector would.
+func TestCollectible(t *testing.T) {
+	inst := &unstructured.Unstructured{}
+	inst.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("Gizmo"))
+	inst.SetNamespace("tenant-a")
+	inst.SetName("one")
+	inst.SetUID("uid-1")
+	controller := ownership.ControllerRef(ownerOf(inst))
+	backing := func(mutate func(*corev1.ConfigMap)) *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "g-one",
+			OwnerReferences: []metav1.OwnerReference{controller}}}
+		if mutate != nil {
+			mutate(cm)
+		}
+		return cm
+	}
+	notController := controller
+	notController.Controller = nil
+	earlier := controller
+	earlier.UID = "uid-0"
+	otherKind := controller
+	otherKind.Kind = "Widget"
+	for _, tc := range []struct {
+		name string
+		o    *corev1.ConfigMap
+		want bool
+	}{
+		{"controlled by the instance alone", backing(nil), true},
+		{"an earlier instance's (another uid)", backing(func(cm *corev1.ConfigMap) { cm.OwnerReferences[0] = earlier }), false},
+		{"another kind's of that name and uid", backing(func(cm *corev1.ConfigMap) { cm.OwnerReferences[0] = otherKind }), false},
+		{"owned but not controlled", backing(func(cm *corev1.ConfigMap) { cm.OwnerReferences[0] = notController }), false},
+		{"orphaned (no owner any more)", backing(func(cm *corev1.ConfigMap) { cm.OwnerReferences = nil }), false},
+		{"another owner too", backing(func(cm *corev1.ConfigMap) {
+			cm.OwnerReferences = append(cm.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "anchor", UID: "uid-a"})
+		}), false},
+		{"in another namespace", backing(func(cm *corev1.ConfigMap) { cm.Namespace = "tenant-b" }), false},
+		{"being deleted", backing(func(cm *corev1.ConfigMap) {
+			cm.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			cm.Finalizers = []string{"x"}
+		}), false},
+	} {
+		if got := Collectible(tc.o, inst); got != tc.want {
+			t.Errorf("%s: Collectible = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
