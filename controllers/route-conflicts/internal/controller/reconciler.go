@@ -26,6 +26,7 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/route-conflicts/internal/verdicts"
 	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
+	"github.com/cozyplane/cozyplane/pkg/ownwrite"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 	"github.com/cozyplane/cozyplane/pkg/writemetric"
@@ -44,6 +45,20 @@ type Reconciler struct {
 	// resourceVersion it was read at. Its events are the verdicts, on the
 	// routes.
 	gatewayruntime.Base
+	// written remembers our last write of each route's status: while the
+	// cache still shows the route as it was before, that write, not the
+	// cached copy, is the route (pkg/ownwrite).
+	written ownwrite.Writes[routeKey, ownWrite]
+}
+
+// routeKey names a route for the writes remembered.
+type routeKey struct{ kind, namespace, name string }
+
+// ownWrite is a route's status.parents as our write left them, at the
+// resourceVersion the write made.
+type ownWrite struct {
+	version string
+	parents []gatewayv1.RouteParentStatus
 }
 
 // SetupWithManager registers the indexes and watches TenantGateways, routes
@@ -196,9 +211,10 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		return verdicts.RewriteRouteParents(gatewayruntime.RouteParents(o), o.GetNamespace(), gwNS, gwName, refs, cond, metav1.Now())
 	}
 	// The list is atomic: it is written with the resourceVersion it was read
-	// at, so others' entries are never lost. The cached copy is tried first;
-	// when it is stale the API server refuses the write and the route is
-	// read afresh.
+	// at, so others' entries are never lost. The cached copy is tried first,
+	// or our own last write when the cache has not caught up with it yet (the
+	// cached copy would be refused); when it is stale the API server refuses
+	// the write and the route is read afresh.
 	write := func(o client.Object) (bool, error) {
 		parents, changed := desired(o)
 		if !changed {
@@ -207,21 +223,28 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		if len(gatewayruntime.RouteParents(o))+1 > verdicts.MaxRouteParents && len(parents) == verdicts.MaxRouteParents {
 			log.FromContext(ctx).Info("route status is full; our entry may be incomplete", "route", client.ObjectKeyFromObject(o))
 		}
-		switch rt := o.(type) {
-		case *gatewayv1.HTTPRoute:
-			rt.Status.Parents = parents
-		case *gatewayv1.TLSRoute:
-			rt.Status.Parents = parents
-		}
+		setRouteParents(o, parents)
 		return true, r.Client.Status().Update(ctx, o)
 	}
-	wrote, err := write(cached.DeepCopyObject().(client.Object))
+	key := routeKey{kind: kind, namespace: cached.GetNamespace(), name: cached.GetName()}
+	o := cached.DeepCopyObject().(client.Object)
+	if own, behind := r.written.Behind(key, cached.GetResourceVersion()); behind {
+		setRouteParents(o, own.parents)
+		o.SetResourceVersion(own.version)
+	}
+	wrote, err := write(o)
 	if apierrors.IsConflict(err) {
-		fresh := cached.DeepCopyObject().(client.Object)
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), fresh); err != nil {
+		o = cached.DeepCopyObject().(client.Object)
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), o); err != nil {
+			if apierrors.IsNotFound(err) {
+				r.written.Forget(key)
+			}
 			return client.IgnoreNotFound(err)
 		}
-		wrote, err = write(fresh)
+		wrote, err = write(o)
+	}
+	if apierrors.IsNotFound(err) {
+		r.written.Forget(key)
 	}
 	if err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("writing the status of %s %s/%s: %w", kind, cached.GetNamespace(), cached.GetName(), err))
@@ -229,6 +252,9 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 	if !wrote {
 		return nil
 	}
+	// Until the cache shows another version than the one this decision was
+	// made on, the route is what this write left.
+	r.written.Wrote(key, cached.GetResourceVersion(), ownWrite{version: o.GetResourceVersion(), parents: gatewayruntime.RouteParents(o)})
 	writemetric.Count(r.Name, kind, writemetric.Status)
 	v, ok := byRoute[tenantgateway.RouteKey{Kind: kind, Namespace: cached.GetNamespace(), Name: cached.GetName()}]
 	why := "the route no longer attaches to Gateway " + gwNS + "/" + gwName + ": our entry removed"
@@ -244,4 +270,14 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 	}
 	log.FromContext(ctx).Info("verdict written", "kind", kind, "route", client.ObjectKeyFromObject(cached), "accepted", ok && v.Accepted, "why", why)
 	return nil
+}
+
+// setRouteParents sets status.parents of an HTTPRoute or TLSRoute.
+func setRouteParents(o client.Object, parents []gatewayv1.RouteParentStatus) {
+	switch rt := o.(type) {
+	case *gatewayv1.HTTPRoute:
+		rt.Status.Parents = parents
+	case *gatewayv1.TLSRoute:
+		rt.Status.Parents = parents
+	}
 }

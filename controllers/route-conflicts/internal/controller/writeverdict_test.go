@@ -4,10 +4,12 @@ import (
 	"context"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
@@ -125,3 +127,83 @@ func TestWriteVerdict(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestWriteVerdictBehindOwnWrite checks that a reconcile which still sees a
+// route as it was before our own last write decides on that write: nothing
+// is written when the verdict is the one written, and a new verdict is
+// written over our write's version, not refused as a Conflict and read again.
+func TestWriteVerdictBehindOwnWrite(t *testing.T) {
+	const gwNS, gwName = "tenant-a", "public"
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	if err := gatewayv1.Install(scheme); err != nil {
+		t.Fatal(err)
+	}
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "web", Generation: 1},
+		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
+			Name: gwName, Namespace: ptr(gatewayv1.Namespace(gwNS))}}}},
+	}
+	updates, conflicts := 0, 0
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(route).WithStatusSubresource(route).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			updates++
+			err := c.SubResource(sub).Update(ctx, o, opts...)
+			if apierrors.IsConflict(err) {
+				conflicts++
+			}
+			return err
+		}}).Build()
+	// The cache's copy, before any write of ours; it stays so throughout.
+	stale := &gatewayv1.HTTPRoute{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(route), stale); err != nil {
+		t.Fatal(err)
+	}
+	reader := &countingReader{Reader: c}
+	r := &Reconciler{Base: gatewayruntime.Base{Client: c, APIReader: reader, Name: "route-conflicts"}}
+	key := tenantgateway.RouteKey{Kind: tenantgateway.KindHTTPRoute, Namespace: "tenant-b", Name: "web"}
+	loser := verdicts.Verdict{Accepted: false, Reason: "HostnameConflict", Message: "lost to HTTPRoute tenant-a/web"}
+	winner := verdicts.Verdict{Accepted: true}
+
+	for _, step := range []struct {
+		name        string
+		verdict     verdicts.Verdict
+		wantUpdates int
+		wantReason  string
+	}{
+		{"first verdict", loser, 1, "HostnameConflict"},
+		{"same verdict, cache behind", loser, 0, "HostnameConflict"},
+		{"new verdict, cache behind", winner, 1, "Accepted"},
+		{"same again, cache behind", winner, 0, "Accepted"},
+	} {
+		updates, conflicts, reader.gets = 0, 0, 0
+		if err := r.writeVerdict(ctx, stale.DeepCopy(), gwNS, gwName, map[tenantgateway.RouteKey]verdicts.Verdict{key: step.verdict}); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if updates != step.wantUpdates || conflicts != 0 || reader.gets != 0 {
+			t.Errorf("%s: %d status writes (want %d), %d conflicts, %d fresh reads (want 0, 0)",
+				step.name, updates, step.wantUpdates, conflicts, reader.gets)
+		}
+		var got gatewayv1.HTTPRoute
+		if err := c.Get(ctx, client.ObjectKeyFromObject(route), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Status.Parents) != 1 || got.Status.Parents[0].Conditions[0].Reason != step.wantReason {
+			t.Errorf("%s: status.parents = %+v, want one entry of reason %s", step.name, got.Status.Parents, step.wantReason)
+		}
+	}
+
+	// The cache catches up: the write is forgotten and the current copy
+	// decides, with nothing to write.
+	var current gatewayv1.HTTPRoute
+	if err := c.Get(ctx, client.ObjectKeyFromObject(route), &current); err != nil {
+		t.Fatal(err)
+	}
+	updates = 0
+	if err := r.writeVerdict(ctx, &current, gwNS, gwName, map[tenantgateway.RouteKey]verdicts.Verdict{key: winner}); err != nil {
+		t.Fatal(err)
+	}
+	if updates != 0 || r.written.Len() != 0 {
+		t.Errorf("caught up: %d writes, %d remembered; want 0, 0", updates, r.written.Len())
+	}
+}
