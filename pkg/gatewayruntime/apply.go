@@ -36,7 +36,10 @@ type OwnedApplier struct {
 // exist; the caller checked with the ownership guard that tgw controls it.
 // An object upstream Cozystack's controller created is adopted first
 // (Adopt), so that this apply alone decides its spec. A write is logged at
-// Info and recorded as an Applied event, both saying why.
+// Info and recorded as an Applied event, both saying why. After a write,
+// desired is the object as the API server returned it (its generation and
+// status included): what the write left, which the cache shows only when
+// the write's event arrives.
 func (a OwnedApplier) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object,
 	gvk schema.GroupVersionKind, live client.Object) (ssa.Result, error) {
 	u, err := ownership.Desired(desired, gvk, Owner(tgw))
@@ -82,6 +85,9 @@ func (a OwnedApplier) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 		}
 		log.FromContext(ctx).Info("applied", "kind", gvk.Kind, "name", u.GetName(), "result", res.String(), "why", why)
 		a.Events.Normal(tgw, u, gatewayv1alpha1.EventApplied, "Apply", fmt.Sprintf("%s %s %s: %s", gvk.Kind, u.GetName(), res.String(), why))
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
+			return res, fmt.Errorf("reading the applied %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
+		}
 	}
 	return res, nil
 }

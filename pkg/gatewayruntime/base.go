@@ -65,7 +65,8 @@ func (b Base) Get(ctx context.Context, namespace, name string, obj client.Object
 }
 
 // Apply applies desired, controlled by tgw, through OwnedApplier; live is
-// the object as read, used only when found.
+// the object as read, used only when found. After a write, desired is the
+// object as written.
 func (b Base) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, desired runtime.Object,
 	gvk schema.GroupVersionKind, live client.Object, found bool) (ssa.Result, error) {
 	if !found {

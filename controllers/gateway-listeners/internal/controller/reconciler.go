@@ -117,8 +117,10 @@ type listeners struct {
 	// kinds are the port-443 route kinds for the GatewayClass's
 	// implementation (gateway.RouteKindsFor).
 	kinds gateway.RouteKinds
-	// applied says how the Gateway's apply went.
+	// applied says how the Gateway's apply went; written is the Gateway
+	// as that write left it (when applied is not Unchanged).
 	applied ssa.Result
+	written *gatewayv1.Gateway
 }
 
 // phases are the steps of a reconcile, in order; the first error ends it.
@@ -144,13 +146,15 @@ func (r *Reconciler) reconcile(ctx context.Context, tgw *gatewayv1alpha1.TenantG
 		reason := reconcileerr.Reason(err, gatewayv1alpha1.ReasonReconcileError)
 		return r.failed(tgw, l.gw, l.rejected, reason, err.Error()), err
 	}
-	statuses, ready := gateway.ListenersStatus(l.listeners, l.gw)
+	// After a write, the Gateway is reported as the write left it (waiting
+	// for the implementation at its new generation), not as read before:
+	// the reconcile the write's event brings finds that same Gateway and
+	// has nothing new to write.
+	gw := l.gw
 	if l.applied != ssa.Unchanged {
-		// The status read describes the Gateway before this write; the
-		// write's event brings the reconcile that reports on the new one.
-		ready = gatewayruntime.Condition(gatewayv1alpha1.ConditionListenersReady, metav1.ConditionUnknown,
-			gatewayv1alpha1.ReasonProgressing, "the Gateway was updated; waiting for the implementation to program it")
+		gw = l.written
 	}
+	statuses, ready := gateway.ListenersStatus(l.listeners, gw)
 	return r.status(tgw, statuses, ready, l.rejected), nil
 }
 
@@ -234,6 +238,7 @@ func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
 	if l.applied, err = r.Apply(ctx, tgw, desiredGW, gatewayGVK, l.gw, l.gw != nil); err != nil {
 		return err
 	}
+	l.written = desiredGW
 	redirect := gateway.DesiredRedirectRoute(gateway.RedirectRouteInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Apex: tgw.Spec.Apex, ManagedBy: r.Name})
 	_, err = r.Apply(ctx, tgw, redirect, httpRouteGVK, l.route, l.route != nil)

@@ -1,11 +1,18 @@
 package controller
 
 import (
+	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
@@ -54,5 +61,66 @@ func TestFailedStatus(t *testing.T) {
 	}
 	if st := r.failed(tgw, gw("other"), nil, gatewayv1alpha1.ReasonReconcileError, "foreign"); len(st.Listeners) != 0 {
 		t.Errorf("a Gateway it does not control must not be reported: %+v", st.Listeners)
+	}
+}
+
+// TestStatusAfterApply: the status a reconcile reports right after it
+// created or changed the Gateway is the one the next reconcile (brought by
+// the write's event, the Gateway unchanged since) reports: one status write
+// per change of the Gateway, not one for the write and one for its event.
+func TestStatusAfterApply(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, gatewayv1.Install, gatewayv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tgw := &gatewayv1alpha1.TenantGateway{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-root", Name: "cozystack", UID: "u1", Generation: 1}}
+	tgw.Spec.Apex = "example.org"
+	index := func(o client.Object) []string {
+		return gatewayruntime.ParentGateways(o.GetNamespace(), gatewayruntime.RouteParentRefs(o))
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tgw).
+		WithStatusSubresource(tgw, &gatewayv1.Gateway{}, &gatewayv1.HTTPRoute{}).
+		WithIndex(&gatewayv1.HTTPRoute{}, gatewayruntime.IndexParentGateway, index).
+		WithIndex(&gatewayv1.TLSRoute{}, gatewayruntime.IndexParentGateway, index).Build()
+	r := &Reconciler{Base: gatewayruntime.Base{Client: c, APIReader: c, Name: "gateway-listeners"}}
+
+	ready := func(st gatewayruntime.Status) metav1.Condition {
+		for _, c := range st.Conditions {
+			if c.Type == gatewayv1alpha1.ConditionListenersReady {
+				return c
+			}
+		}
+		t.Fatalf("no %s in %+v", gatewayv1alpha1.ConditionListenersReady, st.Conditions)
+		return metav1.Condition{}
+	}
+	for _, step := range []string{"created", "updated"} {
+		if step == "updated" {
+			tgw.Spec.Apex, tgw.Generation = "example.net", 2
+		}
+		written, err := r.reconcile(ctx, tgw)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		var gw gatewayv1.Gateway
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant-root", Name: "cozystack"}, &gw); err != nil {
+			t.Fatalf("%s: the Gateway: %v", step, err)
+		}
+		next, err := r.reconcile(ctx, tgw)
+		if err != nil {
+			t.Fatalf("%s, its event: %v", step, err)
+		}
+		if a, b := ready(written), ready(next); a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message {
+			t.Errorf("%s: ListenersReady after the write %s/%s %q, on its event %s/%s %q; want the same",
+				step, a.Status, a.Reason, a.Message, b.Status, b.Reason, b.Message)
+		}
+		if !slices.Equal(written.Listeners, next.Listeners) {
+			t.Errorf("%s: listeners after the write %+v, on its event %+v; want the same", step, written.Listeners, next.Listeners)
+		}
+		if a := ready(written); a.Reason != gatewayv1alpha1.ReasonProgressing || !strings.Contains(a.Message, fmt.Sprintf("generation %d", gw.Generation)) {
+			t.Errorf("%s: ListenersReady %s %q; want Progressing, waiting at generation %d", step, a.Reason, a.Message, gw.Generation)
+		}
 	}
 }
