@@ -8,11 +8,17 @@
 // told twice. So a controller remembers, per object, the resourceVersion
 // its write replaced; while the cache still shows that version, the write
 // is known to be in place and what it wrote, not the cached copy, is the
-// truth. Any other version ends the wait: the cache has caught up, or
-// someone else wrote since.
+// truth. So is it while the cache shows a version older than the one the
+// write made: another writer's, between this controller's read and its
+// write, which the write was applied over. Any other version ends the wait:
+// the cache has caught up, or someone else wrote since.
 package ownwrite
 
-import "sync"
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+)
 
 // Writes remembers the last write of each object, by a key the caller
 // chooses (a struct of strings costs no allocation per lookup), and a value
@@ -24,29 +30,32 @@ type Writes[K comparable, V any] struct {
 }
 
 type write[V any] struct {
-	replaced string
-	value    V
+	replaced, made string
+	value          V
 }
 
 // Wrote records a write to the object key that replaced version replaced
-// (the resourceVersion the write was made over), described by v.
-func (w *Writes[K, V]) Wrote(key K, replaced string, v V) {
+// (the resourceVersion the write was made over) and made version made (the
+// one the API server answered with; empty when not known), described by v.
+func (w *Writes[K, V]) Wrote(key K, replaced, made string, v V) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.over == nil {
 		w.over = map[K]write[V]{}
 	}
-	w.over[key] = write[V]{replaced: replaced, value: v}
+	w.over[key] = write[V]{replaced: replaced, made: made, value: v}
 }
 
 // Behind reports whether cached, the resourceVersion the cache shows for
-// key, is still the one the last write replaced, and returns that write's
+// key, is older than the last write: the version it replaced, or one before
+// the version it made (resourceVersions compared as the API server orders
+// them; one that does not compare is not older). It returns that write's
 // value. Any other version forgets the write.
 func (w *Writes[K, V]) Behind(key K, cached string) (V, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.over[key]
-	if ok && last.replaced == cached {
+	if ok && (last.replaced == cached || older(cached, last.made)) {
 		return last.value, true
 	}
 	delete(w.over, key)
@@ -66,4 +75,13 @@ func (w *Writes[K, V]) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.over)
+}
+
+// older reports whether resourceVersion a comes before b.
+func older(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c < 0
 }

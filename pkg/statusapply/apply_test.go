@@ -128,4 +128,32 @@ func TestWriter(t *testing.T) {
 	if len(told) != 2 {
 		t.Errorf("told %d writes, want 2", len(told))
 	}
+
+	// Another controller writes its condition between this one's read and
+	// its write; the cache shows that version before this write's. The
+	// write was applied over it: nothing is written or told again.
+	read := get()
+	other := Writer{Client: c, FieldManager: "other"}
+	if _, err := other.Write(ctx, read, Of(read), Part{Conditions: []metav1.Condition{{Type: "Other",
+		Status: metav1.ConditionTrue, Reason: "Other", Message: "m", LastTransitionTime: metav1.Now()}}}); err != nil {
+		t.Fatal(err)
+	}
+	between := get()
+	part = Part{Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Waiting", Message: "m",
+		LastTransitionTime: metav1.Now()}}}
+	if !write(read) {
+		t.Fatal("Ready=False over the version read: nothing written")
+	}
+	if !sw.Behind(between) {
+		t.Error("the other controller's version, older than the write: not behind")
+	}
+	if write(between) {
+		t.Error("the same part over the other controller's version, older than the write: written again")
+	}
+	if len(told) != 3 {
+		t.Errorf("told %d writes, want 3", len(told))
+	}
+	if write(get()) {
+		t.Error("caught up: written again")
+	}
 }

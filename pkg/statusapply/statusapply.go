@@ -121,7 +121,10 @@ func (w Writer) Write(ctx context.Context, obj client.Object, status map[string]
 	if err != nil {
 		return false, fmt.Errorf("writing the status of %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(obj), err)
 	}
-	written.Wrote(key, obj.GetResourceVersion(), writtenPart{fingerprint: print, conditions: part.Conditions})
+	// apply is the object as the API server answered: the version the
+	// write made, which a cache showing another writer's version in between
+	// has not reached yet either.
+	written.Wrote(key, obj.GetResourceVersion(), apply.GetResourceVersion(), writtenPart{fingerprint: print, conditions: part.Conditions})
 	if w.Changed != nil {
 		w.Changed(obj, have, part.Conditions)
 	}
@@ -161,9 +164,10 @@ func (w Writer) takeStatus(ctx context.Context, written *unstructured.Unstructur
 	return nil
 }
 
-// Behind reports whether obj, as the cache shows it, is still the version
-// this controller's last status write replaced: the cache has not caught up
-// with that write yet. Any other version forgets the write.
+// Behind reports whether obj, as the cache shows it, is older than this
+// controller's last status write (the version it replaced, or one before the
+// version it made): the cache has not caught up with that write yet. Any
+// other version forgets the write.
 func (w Writer) Behind(obj client.Object) bool {
 	gvk, err := w.kind(obj)
 	if err != nil {

@@ -254,7 +254,7 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 	}
 	// Until the cache shows another version than the one this decision was
 	// made on, the route is what this write left.
-	r.written.Wrote(key, cached.GetResourceVersion(), ownWrite{version: o.GetResourceVersion(), parents: gatewayruntime.RouteParents(o)})
+	r.written.Wrote(key, cached.GetResourceVersion(), o.GetResourceVersion(), ownWrite{version: o.GetResourceVersion(), parents: gatewayruntime.RouteParents(o)})
 	writemetric.Count(r.Name, kind, writemetric.Status)
 	v, ok := byRoute[tenantgateway.RouteKey{Kind: kind, Namespace: cached.GetNamespace(), Name: cached.GetName()}]
 	why := "the route no longer attaches to Gateway " + gwNS + "/" + gwName + ": our entry removed"
