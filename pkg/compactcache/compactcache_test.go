@@ -7,17 +7,25 @@ import (
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 const instanceJSON = `{
   "apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
   "metadata": {"name": "db", "namespace": "tenant-a", "labels": {"team": "a", "tier": "gold"}, "resourceVersion": "7",
-               "annotations": {"note": "n"}, "finalizers": ["cozystack.io/f"], "generation": 2,
-               "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u1", "controller": true}]},
+               "uid": "6f1c1f0e-2b1a-4c5e-9d1e-0a5b7c9e1f20", "generateName": "d", "creationTimestamp": "2026-11-26T18:00:00Z",
+               "deletionTimestamp": "2026-11-26T19:00:00Z", "deletionGracePeriodSeconds": 0,
+               "annotations": {"note": "n", "empty": ""}, "finalizers": ["cozystack.io/f"], "generation": 2,
+               "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u1", "controller": true}],
+               "managedFields": [{"manager": "m", "operation": "Apply", "apiVersion": "apps.cozystack.io/v1alpha1",
+                                  "time": "2026-11-26T18:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}]},
   "spec": {"replicas": 3, "ratio": 0.5, "big": 9007199254740993, "flag": false, "none": null,
            "list": [1, "two", {"three": 3.25}], "empty": {}},
   "status": {"conditions": [{"type": "Ready", "status": "True", "observedGeneration": 2}]}
@@ -61,6 +69,73 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 	if got, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "ratio"); got != 0.5 {
 		t.Fatalf("spec.ratio = %#v, want float64 0.5", got)
 	}
+	if got, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "deletionGracePeriodSeconds"); got != int64(0) {
+		t.Fatalf("metadata.deletionGracePeriodSeconds = %#v, want int64 0", got)
+	}
+}
+
+// Every metadata field moved into the packed string comes back exactly, each
+// on its own (no other field beside it), and so do the object's other fields.
+func TestPackUnpackEachMetadataField(t *testing.T) {
+	full := decoded(t)
+	md := full.Object["metadata"].(map[string]any)
+	for field := range md {
+		if field == "name" || field == "namespace" {
+			continue
+		}
+		t.Run(field, func(t *testing.T) {
+			want := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+				"metadata": map[string]any{"name": "db", "namespace": "tenant-a", field: k8sruntime.DeepCopyJSONValue(md[field])}}}
+			u := want.DeepCopy()
+			if err := Pack(u); err != nil {
+				t.Fatal(err)
+			}
+			_, stays := u.Object["metadata"].(map[string]any)[field]
+			if stays != decodedField[field] {
+				t.Fatalf("metadata.%s decoded after Pack: %v, want %v", field, stays, decodedField[field])
+			}
+			if err := Unpack(u); err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(u.Object, want.Object) {
+				t.Fatalf("round trip changed the object:\n got %#v\nwant %#v", u.Object, want.Object)
+			}
+		})
+	}
+}
+
+// The informers' stores, their indexes and the controllers' event handlers
+// read the cached object itself: what they read stays on the packed object,
+// through the accessors they use.
+func TestPackKeepsWhatHandlersRead(t *testing.T) {
+	u := decoded(t)
+	if err := Pack(u); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := meta.Accessor(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key, err := toolscache.MetaNamespaceKeyFunc(u); err != nil || key != "tenant-a/db" {
+		t.Fatalf("store key %q, %v", key, err)
+	}
+	if got := labels.Set(acc.GetLabels()); !labels.SelectorFromSet(labels.Set{"tier": "gold"}).Matches(got) {
+		t.Fatalf("labels %v", got)
+	}
+	if acc.GetName() != "db" || acc.GetNamespace() != "tenant-a" || acc.GetResourceVersion() != "7" || acc.GetGeneration() != 2 ||
+		acc.GetUID() != "6f1c1f0e-2b1a-4c5e-9d1e-0a5b7c9e1f20" || acc.GetDeletionTimestamp().IsZero() ||
+		len(acc.GetFinalizers()) != 1 || acc.GetFinalizers()[0] != "cozystack.io/f" {
+		t.Fatalf("decoded metadata lost by Pack: %v", u.Object["metadata"])
+	}
+	if u.GroupVersionKind() != (schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1alpha1", Kind: "Postgres"}) {
+		t.Fatalf("type lost by Pack: %v", u.GroupVersionKind())
+	}
+	// What a reconcile alone reads is packed.
+	for _, f := range []string{"annotations", "ownerReferences", "creationTimestamp", "managedFields"} {
+		if _, ok := u.Object["metadata"].(map[string]any)[f]; ok {
+			t.Errorf("metadata.%s is still decoded", f)
+		}
+	}
 }
 
 func TestPackSharesRepeatedStrings(t *testing.T) {
@@ -94,13 +169,11 @@ func TestPackSharesRepeatedStrings(t *testing.T) {
 	mdA := a.Object["metadata"].(map[string]any)
 	mdB := b.Object["metadata"].(map[string]any)
 	same("the field name", key(mdA, "resourceVersion"), key(mdB, "resourceVersion"))
+	same("the top-level field name", key(a.Object, "metadata"), key(b.Object, "metadata"))
 	same("the label key", key(mdA["labels"].(map[string]any), "team"), key(mdB["labels"].(map[string]any), "team"))
 	same("the label value", mdA["labels"].(map[string]any)["tier"].(string), mdB["labels"].(map[string]any)["tier"].(string))
 	same("the namespace", mdA["namespace"].(string), mdB["namespace"].(string))
 	same("the kind", a.Object["kind"].(string), b.Object["kind"].(string))
-	refA := mdA["ownerReferences"].([]any)[0].(map[string]any)
-	refB := mdB["ownerReferences"].([]any)[0].(map[string]any)
-	same("the owner's kind", refA["kind"].(string), refB["kind"].(string))
 	same("the finalizer", mdA["finalizers"].([]any)[0].(string), mdB["finalizers"].([]any)[0].(string))
 	if len(lb) != 2 {
 		t.Fatalf("labels %v", lb)
@@ -109,8 +182,8 @@ func TestPackSharesRepeatedStrings(t *testing.T) {
 
 func TestStringTableIsBounded(t *testing.T) {
 	tab := newStringTable(4)
-	first := tab.intern(string([]byte("a")))
-	if got := tab.intern(string([]byte("a"))); unsafe.StringData(got) != unsafe.StringData(first) {
+	first := tab.intern(string([]byte("a"))).(string)
+	if got := tab.intern(string([]byte("a"))).(string); unsafe.StringData(got) != unsafe.StringData(first) {
 		t.Fatal("a string interned twice has two copies")
 	}
 	for _, s := range []string{"b", "c", "d", "e"} {
@@ -119,7 +192,7 @@ func TestStringTableIsBounded(t *testing.T) {
 	if n := len(tab.m); n != 1 {
 		t.Fatalf("a full table of 4 given a fifth string holds %d strings, want 1 (started again)", n)
 	}
-	if got := tab.intern("a"); got != "a" || unsafe.StringData(got) == unsafe.StringData(first) {
+	if got := tab.intern("a").(string); got != "a" || unsafe.StringData(got) == unsafe.StringData(first) {
 		t.Fatal("a string interned before the table started again is still shared from the old table")
 	}
 }

@@ -88,8 +88,9 @@ type Options struct {
 	// PprofAddr serves net/http/pprof when set (off by default).
 	PprofAddr string
 	// Compact picks the unstructured kinds whose cached objects keep only
-	// their metadata decoded (compactcache): a controller caching thousands
-	// of them saves most of their memory. nil: none.
+	// the metadata fields informers and event handlers read decoded
+	// (compactcache.Decoded), the rest packed: a controller caching
+	// thousands of them saves most of their memory. nil: none.
 	Compact compactcache.Match
 	// MetadataAnswers makes the manager's client ask for metadata-only
 	// answers to creates and status updates of unstructured objects (see
