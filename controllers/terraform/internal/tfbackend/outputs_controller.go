@@ -10,12 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -34,14 +33,16 @@ const OutputsResync = 5 * time.Minute
 const TenantNamespacePrefix = "tenant-"
 
 // OutputsReconciler keeps the tenant's copy of each Terraform instance's
-// outputs (outputs.go) and the summary of its pending plan (plansummary.go). It runs on every change of a Terraform object
-// (metadata only: tofu-controller updates the status whenever it writes
-// outputs) and every OutputsResync; Secrets are read from the API server one
-// by one, never cached.
+// outputs (outputs.go) and the summary of its pending plan (plansummary.go).
+// It runs on every change of a Terraform object (tofu-controller updates the
+// status whenever it writes outputs) and every OutputsResync. The Terraform
+// objects are read from the cache the instance reconciler fills (the same
+// informer, so the cache holds at least the version whose event brought the
+// reconcile); Secrets are read from the API server one by one, never cached.
 type OutputsReconciler struct {
 	// Name is the field manager and event source.
 	Name     string
-	Client   client.Client // definitions and Terraform metadata (cache)
+	Client   client.Client // definitions and Terraform objects (cache)
 	Reader   client.Reader // instances, Secrets and RoleBindings (API server)
 	Recorder events.EventRecorder
 	// Access gives the controller its rights on Secrets in the tenant
@@ -49,22 +50,32 @@ type OutputsReconciler struct {
 	Access *OutputsAccess
 }
 
-// SetupWithManager registers the controller.
+// SetupWithManager registers the controller. It watches the Terraform
+// objects as the instance reconciler does (unstructured, with the cache's
+// label selector for the backend's objects: pkg/instance CacheOptions), so
+// both share one informer.
 func (r *OutputsReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	tf := &metav1.PartialObjectMetadata{}
-	tf.SetGroupVersionKind(tfv1alpha2.GroupVersion.WithKind(tfv1alpha2.TerraformKind))
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(r.Name+"-outputs").
-		For(tf, builder.OnlyMetadata).
+		Named(r.Name + "-outputs").
+		For(newTerraform()).
 		Complete(r)
+}
+
+func newTerraform() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(tfv1alpha2.GroupVersion.WithKind(tfv1alpha2.TerraformKind))
+	return u
 }
 
 // Reconcile copies the outputs of the instance of one Terraform object.
 func (r *OutputsReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	tf := &metav1.PartialObjectMetadata{}
-	tf.SetGroupVersionKind(tfv1alpha2.GroupVersion.WithKind(tfv1alpha2.TerraformKind))
-	if err := r.Client.Get(ctx, req.NamespacedName, tf); err != nil {
+	u := newTerraform()
+	if err := r.Client.Get(ctx, req.NamespacedName, u); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	tf := &tfv1alpha2.Terraform{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, tf); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading Terraform %s: %w", req.NamespacedName, err)
 	}
 	ref, ok := InstanceOf(tf)
 	if !ok {
@@ -201,13 +212,9 @@ func (r *OutputsReconciler) ensureWriter(ctx context.Context, inst *unstructured
 // summarizePlan keeps AnnotationPlanSummary on a Terraform object of a
 // platform namespace: the summary of its pending plan, once tofu-controller
 // has stored that plan in readable form; none when no plan waits.
-func (r *OutputsReconciler) summarizePlan(ctx context.Context, meta *metav1.PartialObjectMetadata) error {
-	if !strings.HasPrefix(meta.Namespace, NamespacePrefix) {
+func (r *OutputsReconciler) summarizePlan(ctx context.Context, tf *tfv1alpha2.Terraform) error {
+	if !strings.HasPrefix(tf.Namespace, NamespacePrefix) {
 		return nil // an earlier version's object in a tenant namespace: left as it is
-	}
-	tf := &tfv1alpha2.Terraform{}
-	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(meta), tf); err != nil {
-		return client.IgnoreNotFound(err)
 	}
 	pending, current := tf.Status.Plan.Pending, tf.Annotations[AnnotationPlanSummary]
 	var want *string // nil: remove
