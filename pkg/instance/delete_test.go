@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
@@ -15,11 +16,7 @@ import (
 // TestCollectible: the reconciler deletes after a deleted instance only what
 // the garbage collector would.
 func TestCollectible(t *testing.T) {
-	inst := &unstructured.Unstructured{}
-	inst.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("Gizmo"))
-	inst.SetNamespace("tenant-a")
-	inst.SetName("one")
-	inst.SetUID("uid-1")
+	inst := testInstance("Gizmo", "tenant-a", "one", "uid-1")
 	controller := ownership.ControllerRef(ownerOf(inst))
 	backing := func(mutate func(*corev1.ConfigMap)) *corev1.ConfigMap {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "g-one",
@@ -58,4 +55,15 @@ func TestCollectible(t *testing.T) {
 			t.Errorf("%s: Collectible = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// testInstance is an instance of kind in apps.cozystack.io, as the tests of
+// pure decisions need one: its identity alone.
+func testInstance(kind, namespace, name, uid string) *unstructured.Unstructured {
+	inst := &unstructured.Unstructured{}
+	inst.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind(kind))
+	inst.SetNamespace(namespace)
+	inst.SetName(name)
+	inst.SetUID(types.UID(uid))
+	return inst
 }

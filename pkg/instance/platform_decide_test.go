@@ -44,11 +44,7 @@ func TestPlatformNamespaceName(t *testing.T) {
 }
 
 func TestDecidePlatform(t *testing.T) {
-	inst := &unstructured.Unstructured{}
-	inst.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("Gadget"))
-	inst.SetNamespace("tenant-a")
-	inst.SetName("g")
-	inst.SetUID("uid-1")
+	inst := testInstance("Gadget", "tenant-a", "g", "uid-1")
 	obj := func(labels map[string]string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetNamespace("p-tenant-a")
@@ -190,11 +186,7 @@ func TestDecideProvisioned(t *testing.T) {
 }
 
 func TestStale(t *testing.T) {
-	inst := &unstructured.Unstructured{}
-	inst.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("Gadget"))
-	inst.SetNamespace("tenant-a")
-	inst.SetName("g")
-	inst.SetUID("uid-1")
+	inst := testInstance("Gadget", "tenant-a", "g", "uid-1")
 	obj := func(uid, ns, name string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetLabels(map[string]string{appsv1alpha1.LabelApplicationKind: "Gadget", appsv1alpha1.LabelApplicationNamespace: ns,

@@ -115,11 +115,7 @@ func TestReadOf(t *testing.T) {
 }
 
 func TestOwnerKeysOwnsOrphan(t *testing.T) {
-	inst := &unstructured.Unstructured{}
-	inst.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("Gizmo"))
-	inst.SetNamespace("tenant-a")
-	inst.SetName("one")
-	inst.SetUID("uid-1")
+	inst := testInstance("Gizmo", "tenant-a", "one", "uid-1")
 	platform := func(uid string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "p-tenant-a", Name: "g-one", Labels: map[string]string{
 			appsv1alpha1.LabelApplicationKind: "Gizmo", appsv1alpha1.LabelApplicationName: "one",
