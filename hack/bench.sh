@@ -13,7 +13,8 @@
 #
 # BENCH_SHAPES (make bench SHAPE=...) picks the shapes of work, by default
 # every one built: create (the pipeline below), fanout (a definition change
-# at N settled instances), delete (N instances deleted), manykinds (N
+# at N settled instances), delete (N instances deleted, then namespaces of
+# min(N, 1000) instances), manykinds (N
 # instances over BENCH_KINDS definitions, default 50), terraform (create,
 # fanout and delete on the Terraform backend, its Terraform objects in the
 # platform namespace cozy-tf-<namespace>; no tofu-controller runs) and

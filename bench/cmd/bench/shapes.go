@@ -42,6 +42,8 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -122,25 +124,25 @@ func (w *countWatch) wait(what string, n int, timeout time.Duration) {
 	}
 }
 
-// settleInstances creates instances lo to hi-1 in ns (untimed) and waits
-// until each has a status, then until the machine is quiet.
-func settleInstances(ctx context.Context, c client.Client, scheme *runtime.Scheme, lo, hi int) {
+// settleInstances creates instances lo to hi-1 in namespace (untimed) and
+// waits until each has a status, then until the machine is quiet.
+func settleInstances(ctx context.Context, c client.Client, scheme *runtime.Scheme, namespace string, lo, hi int) {
 	inst := &metav1.PartialObjectMetadata{}
 	inst.SetGroupVersionKind(benchGVK)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel() // the watch ends with the settling: it would take CPU from the parts timed next
-	w := newWatcher(wctx, scheme, inst, ns, statusWritten)
+	w := newWatcher(wctx, scheme, inst, namespace, statusWritten)
 	var none measure.Tally
-	w.createAndWait("settling instances", "statuses", lo, hi, &none, func(i int) { measure.Check(c.Create(ctx, instance(i, ns))) })
-	checkBacked(ctx, c, hi)
+	w.createAndWait("settling instances", "statuses", lo, hi, &none, func(i int) { measure.Check(c.Create(ctx, instance(i, namespace))) })
+	checkBacked(ctx, c, namespace, hi)
 }
 
-// checkBacked fails unless the backing objects' namespace holds want of them
-// once every instance has a status.
-func checkBacked(ctx context.Context, c client.Client, want int) {
-	if got := countObjects(ctx, c, be.object, be.namespace(ns)); got != want {
+// checkBacked fails unless the backing objects' namespace of the instances
+// of namespace holds want of them once every instance has a status.
+func checkBacked(ctx context.Context, c client.Client, namespace string, want int) {
+	if got := countObjects(ctx, c, be.object, be.namespace(namespace)); got != want {
 		measure.Check(fmt.Errorf("every instance has a status but %s holds %d %s, not %d: see the instances' conditions",
-			be.namespace(ns), got, be.items, want))
+			be.namespace(namespace), got, be.items, want))
 	}
 }
 
@@ -186,7 +188,7 @@ func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		writesPer = append(writesPer, float64(settledWrites(ctrls)-before)/float64(*n))
 		return d
 	})
-	checkBacked(ctx, c, measure.Runs**n)
+	checkBacked(ctx, c, ns, measure.Runs**n)
 	rows := runRows(label, "create", "raw creates", "instances to the last status", 3, raws, pipes, &cpuRaw, &cpuPipe)
 	rows = append(rows, measure.Report(label, "create: controller writes per instance, events included, each run", measure.Floats(writesPer)))
 	rows = append(rows, rss(label, true)...)
@@ -216,7 +218,7 @@ func fanout(ctx context.Context, c client.Client, scheme *runtime.Scheme, label 
 	ctrls := measure.KV(*metrics)
 	fmt.Printf("== %s: fan-out, a definition change at %d settled instances against %d raw updates, %d runs; %d unthrottled client workers\n",
 		label, *n, *n, measure.Runs, *workers)
-	settleInstances(ctx, c, scheme, 0, *n)
+	settleInstances(ctx, c, scheme, ns, 0, *n)
 	createRaw(ctx, c)
 	var cpuRaw, cpuPipe measure.Tally
 	var writesPer []float64
@@ -301,7 +303,7 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 	var lists []float64
 	var api []measure.Sample
 	raws, pipes := measure.InTurns("delete", func(int) {
-		settleInstances(ctx, c, scheme, 0, *n)
+		settleInstances(ctx, c, scheme, ns, 0, *n)
 		createRaw(ctx, c)
 	}, func(k int) time.Duration {
 		d := timed(fmt.Sprintf("raw deletes, run %d", k+1), be.items, *n, &cpuRaw, func(i int) {
@@ -342,8 +344,73 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 	rows = append(rows,
 		measure.MedianFigure(label, "delete: LISTs of "+be.items+" and instances per deleted instance", lists, "", 0, false),
 		measure.Report(label, "delete: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))))
+	rows = append(rows, namespaceDelete(ctx, c, scheme, label)...)
 	rows = append(rows, rss(label, true)...)
 	finish(rows)
+}
+
+// namespaceDelete times the deletion of a namespace holding m = min(N, 1000)
+// settled instances, until the namespace and every backing object of its
+// instances are gone, against the deletion of a namespace holding 2m raw
+// backing objects: as many objects as the instances and theirs, deleted by
+// kube-controller-manager's namespace controller in both cases, so the
+// pipeline's time beyond the raw one is what the backend controller adds.
+// Each run has namespaces of its own. The namespaces are not tenant-*
+// ones, whose object-count quota admits 100 instances of a kind.
+func namespaceDelete(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) [][]string {
+	m := min(*n, 1000)
+	fmt.Printf("== %s: delete a namespace of %d instances against a namespace of %d raw %s, %d runs\n", label, m, 2*m, be.items, measure.Runs)
+	tenant := func(k int) string { return fmt.Sprintf("bench-nsdel-%d", k) }
+	raw := func(k int) string { return fmt.Sprintf("bench-nsdel-raw-%d", k) }
+	var cpuRaw, cpuPipe measure.Tally
+	raws, pipes := measure.InTurns("namespace delete", func(k int) {
+		namespaces(ctx, c, tenant(k), raw(k))
+		settleInstances(ctx, c, scheme, tenant(k), 0, m)
+		measure.Parallel(2*m, *workers, func(i int) {
+			o := be.raw(i)
+			o.SetNamespace(raw(k))
+			measure.Check(c.Create(ctx, o))
+		})
+	}, func(k int) time.Duration {
+		return deleteNamespace(ctx, c, scheme, raw(k), 0, fmt.Sprintf("raw namespace delete, run %d", k+1), &cpuRaw)
+	}, func(k int) time.Duration {
+		backed := 0 // in the namespace itself: gone before it is
+		if be.namespace(tenant(k)) != tenant(k) {
+			backed = m
+		}
+		return deleteNamespace(ctx, c, scheme, tenant(k), backed, fmt.Sprintf("pipeline namespace delete, run %d", k+1), &cpuPipe)
+	})
+	return runRows(label, "namespace delete", fmt.Sprintf("namespaces of %d raw %s deleted", 2*m, be.items),
+		fmt.Sprintf("namespaces of %d instances deleted to the last of their %s", m, be.items), 1, raws, pipes, &cpuRaw, &cpuPipe)
+}
+
+// deleteNamespace deletes namespace and times it until the namespace is gone
+// (its delete event) and, when backed is not 0, until as many backing
+// objects of its instances in their platform namespace are deleted.
+func deleteNamespace(ctx context.Context, c client.Client, scheme *runtime.Scheme, namespace string, backed int, what string, tally *measure.Tally) time.Duration {
+	// Nothing else deletes a namespace meanwhile: the first deletion seen
+	// is this one, as the Get after it confirms.
+	gone := watchObjects(ctx, scheme, corev1.SchemeGroupVersion.WithKind("Namespace"), "", nil)
+	var objects *countWatch
+	if backed > 0 {
+		objects = watchObjects(ctx, scheme, be.object, be.namespace(namespace), nil)
+	}
+	measure.Quiet(what)
+	stop := progress(what, func() string { return fmt.Sprintf("namespace gone: %v", gone.Len() > 0) })
+	cpu0 := cpuTimes()
+	start := time.Now()
+	measure.Check(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))
+	gone.wait(what, 1, 30*time.Minute)
+	if objects != nil {
+		objects.wait(what, backed, 30*time.Minute)
+	}
+	d := time.Since(start)
+	tally.Add(cpu0, cpuTimes(), d)
+	stop()
+	if err := c.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+		measure.Check(fmt.Errorf("a namespace's deletion was seen but %s is still there (%v)", namespace, err))
+	}
+	return d
 }
 
 // finish writes the rows and exits non-zero when a figure missed its goal.
