@@ -54,15 +54,7 @@ func TestWriteVerdict(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			scheme := runtime.NewScheme()
-			if err := gatewayv1.Install(scheme); err != nil {
-				t.Fatal(err)
-			}
-			route := &gatewayv1.HTTPRoute{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "web", Generation: 1},
-				Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
-					Name: gwName, Namespace: ptr(gatewayv1.Namespace(gwNS))}}}},
-			}
+			scheme, route := attachedRoute(t, gwNS, gwName)
 			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(route).WithStatusSubresource(route).Build()
 			cached := &gatewayv1.HTTPRoute{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(route), cached); err != nil {
@@ -128,6 +120,21 @@ func TestWriteVerdict(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// attachedRoute is an HTTPRoute of tenant-b attached to the Gateway
+// gwNS/gwName, and the scheme a fake client of it needs.
+func attachedRoute(t *testing.T, gwNS string, gwName gatewayv1.ObjectName) (*runtime.Scheme, *gatewayv1.HTTPRoute) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := gatewayv1.Install(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return scheme, &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "web", Generation: 1},
+		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
+			Name: gwName, Namespace: ptr(gatewayv1.Namespace(gwNS))}}}},
+	}
+}
+
 // TestWriteVerdictBehindOwnWrite checks that a reconcile which still sees a
 // route as it was before our own last write decides on that write: nothing
 // is written when the verdict is the one written, and a new verdict is
@@ -135,15 +142,7 @@ func ptr[T any](v T) *T { return &v }
 func TestWriteVerdictBehindOwnWrite(t *testing.T) {
 	const gwNS, gwName = "tenant-a", "public"
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	if err := gatewayv1.Install(scheme); err != nil {
-		t.Fatal(err)
-	}
-	route := &gatewayv1.HTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "web", Generation: 1},
-		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
-			Name: gwName, Namespace: ptr(gatewayv1.Namespace(gwNS))}}}},
-	}
+	scheme, route := attachedRoute(t, gwNS, gwName)
 	updates, conflicts := 0, 0
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(route).WithStatusSubresource(route).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
