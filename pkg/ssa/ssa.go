@@ -141,7 +141,7 @@ func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstruct
 		return Unchanged, err
 	}
 	key := a.HashAnnotation()
-	if live != nil && live.GetAnnotations()[key] == hash && Contains(live.Object, withoutHash(desired, key).Object) {
+	if live != nil && live.GetAnnotations()[key] == hash && ContainsObject(live.Object, withoutHash(desired, key).Object) {
 		return Unchanged, nil
 	}
 	precondition := ""
@@ -294,6 +294,59 @@ func withoutHash(u *unstructured.Unstructured, key string) *unstructured.Unstruc
 	c := u.DeepCopy()
 	unstructured.RemoveNestedField(c.Object, "metadata", "annotations", key)
 	return c
+}
+
+// ContainsObject is Contains for whole objects, with the two lists of
+// metadata that server-side apply merges by key rather than replaces:
+// metadata.ownerReferences (keyed by uid) and metadata.finalizers (a set).
+// Another writer's owner reference or finalizer is not a difference, since an
+// apply would leave it where it is; each wanted entry must be present, and an
+// owner reference must hold the wanted fields.
+func ContainsObject(have, want map[string]any) bool {
+	wmeta, _ := want["metadata"].(map[string]any)
+	hmeta, _ := have["metadata"].(map[string]any)
+	if wmeta == nil {
+		return Contains(have, want)
+	}
+	rest := make(map[string]any, len(want))
+	for k, v := range want {
+		rest[k] = v
+	}
+	meta := make(map[string]any, len(wmeta))
+	for k, v := range wmeta {
+		meta[k] = v
+	}
+	delete(meta, "ownerReferences")
+	delete(meta, "finalizers")
+	rest["metadata"] = meta
+	if !Contains(have, rest) {
+		return false
+	}
+	return containsKeyed(hmeta["ownerReferences"], wmeta["ownerReferences"], func(e any) any {
+		m, _ := e.(map[string]any)
+		return m["uid"]
+	}) && containsKeyed(hmeta["finalizers"], wmeta["finalizers"], func(e any) any { return e })
+}
+
+// containsKeyed reports whether every element of the wanted list has an
+// element of the same key in have that contains it, whatever the order and
+// whatever else have holds.
+func containsKeyed(have, want any, key func(any) any) bool {
+	w, _ := want.([]any)
+	h, _ := have.([]any)
+	for _, we := range w {
+		found := false
+		for _, he := range h {
+			if key(he) == key(we) && Contains(he, we) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // Contains reports whether every field set in want has the same value in

@@ -39,6 +39,40 @@ func TestContains(t *testing.T) {
 	}
 }
 
+// TestContainsObject: the owner references and finalizers of metadata are
+// merged by key on apply, so another writer's entries are no difference.
+func TestContainsObject(t *testing.T) {
+	ours := map[string]any{"apiVersion": "v1", "kind": "Widget", "name": "a", "uid": "u1", "controller": true}
+	theirs := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "anchor", "uid": "u2"}
+	object := func(meta map[string]any) map[string]any {
+		return map[string]any{"kind": "ConfigMap", "metadata": meta, "data": map[string]any{"k": "v"}}
+	}
+	want := object(map[string]any{"name": "x", "ownerReferences": []any{ours}, "finalizers": []any{"ours"}})
+	tests := []struct {
+		name string
+		have map[string]any
+		ok   bool
+	}{
+		{"the same", object(map[string]any{"name": "x", "ownerReferences": []any{ours}, "finalizers": []any{"ours"}}), true},
+		{"another owner too, before ours", object(map[string]any{"name": "x", "ownerReferences": []any{theirs, ours}, "finalizers": []any{"ours"}}), true},
+		{"another finalizer too", object(map[string]any{"name": "x", "ownerReferences": []any{ours}, "finalizers": []any{"flux", "ours"}}), true},
+		{"our owner reference gone", object(map[string]any{"name": "x", "ownerReferences": []any{theirs}, "finalizers": []any{"ours"}}), false},
+		{"our owner reference no longer the controller", object(map[string]any{"name": "x", "ownerReferences": []any{
+			map[string]any{"apiVersion": "v1", "kind": "Widget", "name": "a", "uid": "u1"}}, "finalizers": []any{"ours"}}), false},
+		{"our finalizer gone", object(map[string]any{"name": "x", "ownerReferences": []any{ours}}), false},
+		{"no metadata lists at all", object(map[string]any{"name": "x"}), false},
+		{"another field differs", map[string]any{"kind": "ConfigMap", "metadata": map[string]any{"name": "x", "ownerReferences": []any{ours}, "finalizers": []any{"ours"}},
+			"data": map[string]any{"k": "w"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ContainsObject(tt.have, want); got != tt.ok {
+				t.Fatalf("ContainsObject = %v, want %v", got, tt.ok)
+			}
+		})
+	}
+}
+
 func obj(labels map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
