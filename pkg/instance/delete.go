@@ -97,6 +97,17 @@ func (r *Reconciler) rememberDeleted(gvk schema.GroupVersionKind) func(client.Ob
 	}
 }
 
+// forgetEarlier drops the deletion the watch saw of an earlier instance of
+// req's name, now that the cache holds one with the given uid. The deletion
+// of the instance with that uid is kept: a reconcile that read the instance
+// just before the watch saw it go is followed by the one the deletion
+// enqueued, which must still find it.
+func (r *Reconciler) forgetEarlier(req dynamicwatch.Request, uid types.UID) {
+	if v, ok := r.deleted.Load(req); ok && v.(types.UID) != uid {
+		r.deleted.CompareAndDelete(req, v)
+	}
+}
+
 // collectTarget deletes the backing object of an instance the watch saw
 // deleted when the cache shows it still controlled by that instance, rather
 // than waiting for the garbage collector (whose queue, behind

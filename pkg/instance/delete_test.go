@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 )
 
@@ -53,6 +54,35 @@ func TestCollectible(t *testing.T) {
 	} {
 		if got := Collectible(tc.o, inst); got != tc.want {
 			t.Errorf("%s: Collectible = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestForgetEarlier: a reconcile that reads an instance keeps the deletion
+// the watch saw of that same instance (it read the instance just before it
+// went, and the reconcile the deletion enqueued follows) and drops only an
+// earlier instance's of that name.
+func TestForgetEarlier(t *testing.T) {
+	req := dynamicwatch.Request{GVK: appsv1alpha1.GroupVersion.WithKind("Gizmo"),
+		NamespacedName: types.NamespacedName{Namespace: "tenant-a", Name: "one"}}
+	for _, tc := range []struct {
+		name     string
+		seen     types.UID // the uid the deletion hook stored; "" for none
+		read     types.UID // the uid of the instance the reconcile read
+		wantKept bool
+	}{
+		{"the instance read is the one seen deleted", "uid-1", "uid-1", true},
+		{"an earlier instance of that name was seen deleted", "uid-0", "uid-1", false},
+		{"no deletion seen", "", "uid-1", false},
+	} {
+		r := &Reconciler{}
+		if tc.seen != "" {
+			r.rememberDeleted(req.GVK)(testInstance("Gizmo", "tenant-a", "one", string(tc.seen)))
+		}
+		r.forgetEarlier(req, tc.read)
+		v, kept := r.deleted.Load(req)
+		if kept != tc.wantKept || (kept && v != tc.seen) {
+			t.Errorf("%s: kept %v (%v), want kept %v", tc.name, kept, v, tc.wantKept)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 		}
 		return ctrl.Result{}, err
 	}
-	r.deleted.Delete(req) // an earlier instance of that name
+	r.forgetEarlier(req, inst.GetUID())
 	if r.behindOwnWrite(inst) {
 		return ctrl.Result{}, nil
 	}
