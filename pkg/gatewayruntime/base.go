@@ -44,7 +44,7 @@ func NewBase(mgr ctrl.Manager, name string) Base {
 }
 
 // Events records on behalf of this controller.
-func (b Base) Events() record.Events { return record.Events{Recorder: b.Recorder} }
+func (b Base) Events() record.Events { return record.For(b.Recorder, b.Client) }
 
 // WriteStatus writes this controller's part of tgw's status (StatusWriter).
 func (b Base) WriteStatus(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, st Status) error {

@@ -278,4 +278,4 @@ func (r *Reconciler) behindOwnWrite(inst *unstructured.Unstructured) bool {
 }
 
 // events records on behalf of the controller (nil Recorder: nothing).
-func (r *Reconciler) events() record.Events { return record.Events{Recorder: r.Recorder} }
+func (r *Reconciler) events() record.Events { return record.For(r.Recorder, r.Client) }

@@ -106,4 +106,4 @@ func (r *Reconciler) statusChanged(ctx context.Context, def *cozyv1alpha1.Applic
 
 // events records on def (and, for an event about another object, on def
 // about it: see pkg/record).
-func (r *Reconciler) events() record.Events { return record.Events{Recorder: r.Recorder} }
+func (r *Reconciler) events() record.Events { return record.For(r.Recorder, r.Client) }

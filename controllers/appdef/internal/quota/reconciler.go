@@ -93,7 +93,7 @@ func CacheOptions() manager.Customize {
 
 // SetupWithManager registers the controller.
 // events records on behalf of the controller (nil Recorder: nothing).
-func (r *Reconciler) events() record.Events { return record.Events{Recorder: r.Recorder} }
+func (r *Reconciler) events() record.Events { return record.For(r.Recorder, r.Client) }
 
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ForeignRecheckInterval <= 0 {

@@ -134,7 +134,7 @@ func (r *OutputsReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		uid := existing.UID
 		err = client.IgnoreNotFound(r.Client.Delete(ctx, existing, client.Preconditions{UID: &uid}))
 	case OutputsRefuse:
-		record.Events{Recorder: r.Recorder}.Warning(inst, nil, appsv1alpha1.EventOutputsNotCopied, "CopyOutputs", msg)
+		record.For(r.Recorder, r.Client).Warning(inst, nil, appsv1alpha1.EventOutputsNotCopied, "CopyOutputs", msg)
 	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("outputs Secret %s/%s: %w", inst.GetNamespace(), name, err)
@@ -196,7 +196,7 @@ func (r *OutputsReconciler) ensureWriter(ctx context.Context, inst *unstructured
 	}
 	create, err := DecideBinding(live, want)
 	if err != nil {
-		record.Events{Recorder: r.Recorder}.Warning(inst, nil, appsv1alpha1.EventOutputsNotCopied, "CopyOutputs", err.Error())
+		record.For(r.Recorder, r.Client).Warning(inst, nil, appsv1alpha1.EventOutputsNotCopied, "CopyOutputs", err.Error())
 		return false, nil
 	}
 	if !create {
