@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+
+	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
 
 func TestEvents(t *testing.T) {
@@ -88,12 +91,14 @@ func TestEventsFold(t *testing.T) {
 		}
 		return l.Items
 	}
-	waitFor(t, "the first event", func() bool { return len(list()) == 1 })
+	testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
+		return len(list()) == 1, "waiting for the first event", nil
+	})
 	ns.ResourceVersion = "8"
 	e.Warning(ns, nil, "NotOwned", "Label", "second")
-	waitFor(t, "a series of two", func() bool {
+	testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
 		l := list()
-		return len(l) == 1 && l[0].Series != nil && l[0].Series.Count == 2
+		return len(l) == 1 && l[0].Series != nil && l[0].Series.Count == 2, fmt.Sprintf("%d events, want a series of two", len(l)), nil
 	})
 	if l := list(); len(l) != 1 || l[0].Note != "first" {
 		t.Fatalf("events %+v, want one whose note is the first", l)
@@ -103,14 +108,3 @@ func TestEventsFold(t *testing.T) {
 type fakeClient struct{}
 
 func (fakeClient) Scheme() *runtime.Scheme { return scheme.Scheme }
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not seen within 30s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
