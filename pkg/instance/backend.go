@@ -104,6 +104,21 @@ func (c Components) withDefaults() Components {
 	return c
 }
 
+// findsOwned reports whether the reconciler looks up an instance's backing
+// objects by owner (indexOwner): to delete them before it lets a finalizing
+// instance go, and to collect those in platform namespaces whose instance is
+// gone. A backend with neither (the Helm backend: its object sits at a name
+// derived from the instance's, in the instance's namespace, and goes with
+// it) keeps no such index, which would cost two index entries per cached
+// object. Pure.
+func (c Components) findsOwned() bool {
+	switch c.Placement.(type) {
+	case PlatformNamespaces, *PlatformNamespaces:
+		return true
+	}
+	return len(c.Finalizer.Finalizers()) > 0
+}
+
 // Finalizer holds an instance while its backing objects are deleted (e.g.
 // Terraform destroying cloud resources). An instance deleted while it
 // carries one of Finalizers is let go only once the backing objects it owns

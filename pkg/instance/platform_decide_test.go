@@ -214,3 +214,32 @@ func TestStale(t *testing.T) {
 		}
 	}
 }
+
+// heldFinalizer holds instances in their own namespace until their backing
+// objects are gone.
+type heldFinalizer struct{}
+
+func (heldFinalizer) Finalizer(*Definition) string { return "test/held" }
+func (heldFinalizer) Finalizers() []string         { return []string{"test/held"} }
+
+func TestFindsOwned(t *testing.T) {
+	b := platformBackend{}
+	for _, tc := range []struct {
+		name string
+		c    Components
+		want bool
+	}{
+		{"the defaults: in the instance's namespace, no finalizer (the Helm backend)", Components{}, false},
+		{"in the instance's namespace, stated", Components{Placement: InstanceNamespace{}}, false},
+		{"platform namespaces with a finalizer (the Terraform backend)", b.components(), true},
+		{"platform namespaces without a finalizer: orphans are still collected", Components{Placement: PlatformNamespaces{Namespaces: b}}, true},
+		{"platform namespaces by pointer", Components{Placement: &PlatformNamespaces{Namespaces: b}}, true},
+		{"a finalizer in the instance's namespace", Components{Finalizer: heldFinalizer{}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.c.withDefaults().findsOwned(); got != tc.want {
+				t.Errorf("findsOwned() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -74,9 +74,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := c.Watch(r.watches); err != nil {
 		return err
 	}
-	// Deletes find an instance's backing objects in the cache (platform.go).
-	if err := r.indexOwned(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return fmt.Errorf("indexing %s by instance: %w", r.Backend.TargetGVK().Kind, err)
+	// Deletes find an instance's backing objects in the cache (platform.go),
+	// where a backend looks for them by owner at all.
+	if r.Components.findsOwned() {
+		if err := r.indexOwned(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return fmt.Errorf("indexing %s by instance: %w", r.Backend.TargetGVK().Kind, err)
+		}
 	}
 	// Backing objects map back to their instance through the contract labels.
 	if err := r.watches.Watch(r.Backend.TargetGVK(), dynamicwatch.Options{Map: mapTarget, Filter: hasApplicationLabels}); err != nil {
