@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +41,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/cozyplane/cozyplane/pkg/compactcache"
+	"github.com/cozyplane/cozyplane/pkg/record"
 )
 
 // Options are the settings every controller process takes.
@@ -422,7 +424,28 @@ func NewWithConfig(o Options, cfg *rest.Config, scheme *runtime.Scheme, customiz
 	}); err != nil {
 		return nil, err
 	}
-	return mgr, nil
+	sender, err := record.NewSender(mgr.GetConfig(), mgr.GetHTTPClient(), mgr.GetLogger().WithName("events"))
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(sender); err != nil {
+		return nil, err
+	}
+	return recordingManager{Manager: mgr, sender: sender}, nil
+}
+
+// recordingManager is a manager whose event recorders write through one
+// record.Sender, which folds series keeping little of each event, rather
+// than through the manager's own broadcaster, which keeps a copy of every
+// event of the last six minutes.
+type recordingManager struct {
+	ctrl.Manager
+	sender *record.Sender
+}
+
+// GetEventRecorder returns the recorder of the controller named name.
+func (m recordingManager) GetEventRecorder(name string) events.EventRecorder {
+	return m.sender.Recorder(m.GetScheme(), name)
 }
 
 // Start runs the manager until SIGTERM or SIGINT and exits the process with

@@ -2,7 +2,8 @@
 // Kubernetes events (events.k8s.io). The reasons are declared in api/,
 // beside the conditions of the kind an event is recorded on.
 //
-// The events.k8s.io recorder folds events on the same object with the same
+// Events are written by a Sender (sender.go). Like client-go's
+// events.k8s.io recorder, it folds events on the same object with the same
 // reason, action and related object into one series that keeps the first
 // note, whatever later notes say. So an event about another object names it
 // as related (the HelmRelease created, the ClusterRole published, the

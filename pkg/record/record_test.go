@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 
 	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
@@ -74,12 +75,8 @@ func TestUnversioned(t *testing.T) {
 // decision on an object written in between are one Event, a series of two.
 func TestEventsFold(t *testing.T) {
 	cs := fake.NewClientset()
-	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
-	stop := make(chan struct{})
-	defer close(stop)
-	b.StartRecordingToSink(stop)
-	defer b.Shutdown()
-	e := For(b.NewRecorder(scheme.Scheme, "test"), fakeClient{})
+	s := startSender(t, cs, clock.RealClock{})
+	e := For(s.Recorder(scheme.Scheme, "test"), fakeClient{})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a", UID: "u1", ResourceVersion: "7"}}
 	e.Warning(ns, nil, "NotOwned", "Label", "first")
 	// The first event is written before the second is recorded, so the
