@@ -2,18 +2,26 @@ package compactcache
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -44,38 +52,65 @@ func decoded(t *testing.T) *unstructured.Unstructured {
 func TestPackUnpackRoundTrip(t *testing.T) {
 	want := decoded(t)
 	u := want.DeepCopy()
-	if err := Pack(u); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := u.Object["spec"]; ok {
-		t.Fatalf("spec still decoded after Pack: %v", u.Object)
-	}
-	if u.GetName() != "db" || u.GetLabels()["team"] != "a" || u.GetKind() != "Postgres" {
-		t.Fatalf("metadata or type lost by Pack: %v", u.Object)
-	}
-	if err := Pack(u); err != nil { // packing twice changes nothing
-		t.Fatal(err)
-	}
-	if err := Unpack(u); err != nil {
+	o, err := Pack(u)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !equality.Semantic.DeepEqual(u.Object, want.Object) {
-		t.Fatalf("round trip changed the object:\n got %#v\nwant %#v", u.Object, want.Object)
+		t.Fatal("Pack changed the object it packed")
+	}
+	if o.Packed == "" || o.GetName() != "db" || o.GetLabels()["team"] != "a" || o.Kind != "Postgres" {
+		t.Fatalf("metadata or type lost by Pack: %+v", o)
+	}
+	// Packing a packed object changes nothing.
+	tr := Transform(func(schema.GroupVersionKind) bool { return true }, nil)
+	if again, err := tr(o); err != nil || again != o {
+		t.Fatalf("Transform of a packed object returned %v, %v; want it as it is", again, err)
+	}
+	got, err := o.Unpack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got.Object, want.Object) {
+		t.Fatalf("round trip changed the object:\n got %#v\nwant %#v", got.Object, want.Object)
 	}
 	// Integral numbers stay int64 (exactly, past float64's precision).
-	if got, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "big"); got != int64(9007199254740993) {
+	if got, _, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "big"); got != int64(9007199254740993) {
 		t.Fatalf("spec.big = %#v, want int64 9007199254740993", got)
 	}
-	if got, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "ratio"); got != 0.5 {
+	if got, _, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "ratio"); got != 0.5 {
 		t.Fatalf("spec.ratio = %#v, want float64 0.5", got)
 	}
-	if got, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "deletionGracePeriodSeconds"); got != int64(0) {
+	if got, _, _ := unstructured.NestedFieldNoCopy(got.Object, "metadata", "deletionGracePeriodSeconds"); got != int64(0) {
 		t.Fatalf("metadata.deletionGracePeriodSeconds = %#v, want int64 0", got)
+	}
+	// Each unpack is an object of its own.
+	got.SetLabels(map[string]string{"changed": "yes"})
+	if again, _ := o.Unpack(); again.GetLabels()["team"] != "a" || o.Labels["changed"] != "" {
+		t.Fatal("changing an unpacked object changed the packed one")
 	}
 }
 
-// Every metadata field moved into the packed string comes back exactly, each
-// on its own (no other field beside it), and so do the object's other fields.
+// packedMetadata is the metadata kept in o.Packed.
+func packedMetadata(t *testing.T, o *Object) map[string]any {
+	t.Helper()
+	if o.Packed == "" {
+		return nil
+	}
+	b, err := dicts.decompress(o.Packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := utiljson.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := m["metadata"].(map[string]any)
+	return md
+}
+
+// Every metadata field comes back exactly, each on its own (no other field
+// beside it): the Decoded ones from the struct, the others from Packed.
 func TestPackUnpackEachMetadataField(t *testing.T) {
 	full := decoded(t)
 	md := full.Object["metadata"].(map[string]any)
@@ -86,37 +121,37 @@ func TestPackUnpackEachMetadataField(t *testing.T) {
 		t.Run(field, func(t *testing.T) {
 			want := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
 				"metadata": map[string]any{"name": "db", "namespace": "tenant-a", field: k8sruntime.DeepCopyJSONValue(md[field])}}}
-			u := want.DeepCopy()
-			if err := Pack(u); err != nil {
+			o, err := Pack(want)
+			if err != nil {
 				t.Fatal(err)
 			}
-			_, stays := u.Object["metadata"].(map[string]any)[field]
-			if stays != decodedField[field] {
-				t.Fatalf("metadata.%s decoded after Pack: %v, want %v", field, stays, decodedField[field])
+			if _, packed := packedMetadata(t, o)[field]; packed == decodedField[field] {
+				t.Fatalf("metadata.%s packed: %v, want %v", field, packed, !decodedField[field])
 			}
-			if err := Unpack(u); err != nil {
+			got, err := o.Unpack()
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !equality.Semantic.DeepEqual(u.Object, want.Object) {
-				t.Fatalf("round trip changed the object:\n got %#v\nwant %#v", u.Object, want.Object)
+			if !equality.Semantic.DeepEqual(got.Object, want.Object) {
+				t.Fatalf("round trip changed the object:\n got %#v\nwant %#v", got.Object, want.Object)
 			}
 		})
 	}
 }
 
 // The informers' stores, their indexes and the controllers' event handlers
-// read the cached object itself: what they read stays on the packed object,
+// read the cached object itself: what they read is on the packed object,
 // through the accessors they use.
 func TestPackKeepsWhatHandlersRead(t *testing.T) {
-	u := decoded(t)
-	if err := Pack(u); err != nil {
-		t.Fatal(err)
-	}
-	acc, err := meta.Accessor(u)
+	o, err := Pack(decoded(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key, err := toolscache.MetaNamespaceKeyFunc(u); err != nil || key != "tenant-a/db" {
+	acc, err := meta.Accessor(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key, err := toolscache.MetaNamespaceKeyFunc(o); err != nil || key != "tenant-a/db" {
 		t.Fatalf("store key %q, %v", key, err)
 	}
 	if got := labels.Set(acc.GetLabels()); !labels.SelectorFromSet(labels.Set{"tier": "gold"}).Matches(got) {
@@ -125,33 +160,42 @@ func TestPackKeepsWhatHandlersRead(t *testing.T) {
 	if acc.GetName() != "db" || acc.GetNamespace() != "tenant-a" || acc.GetResourceVersion() != "7" || acc.GetGeneration() != 2 ||
 		acc.GetUID() != "6f1c1f0e-2b1a-4c5e-9d1e-0a5b7c9e1f20" || acc.GetDeletionTimestamp().IsZero() ||
 		len(acc.GetFinalizers()) != 1 || acc.GetFinalizers()[0] != "cozystack.io/f" {
-		t.Fatalf("decoded metadata lost by Pack: %v", u.Object["metadata"])
+		t.Fatalf("decoded metadata lost by Pack: %+v", o.ObjectMeta)
 	}
-	if u.GroupVersionKind() != (schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1alpha1", Kind: "Postgres"}) {
-		t.Fatalf("type lost by Pack: %v", u.GroupVersionKind())
+	if o.GetObjectKind().GroupVersionKind() != (schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1alpha1", Kind: "Postgres"}) {
+		t.Fatalf("type lost by Pack: %v", o.GetObjectKind().GroupVersionKind())
 	}
-	// What a reconcile alone reads is packed.
+	// What a reconcile alone reads is packed, and only there.
 	for _, f := range []string{"annotations", "ownerReferences", "creationTimestamp", "managedFields"} {
-		if _, ok := u.Object["metadata"].(map[string]any)[f]; ok {
-			t.Errorf("metadata.%s is still decoded", f)
+		if _, ok := packedMetadata(t, o)[f]; !ok {
+			t.Errorf("metadata.%s is not packed", f)
 		}
+	}
+	if o.Annotations != nil || o.OwnerReferences != nil || !o.CreationTimestamp.IsZero() || o.ManagedFields != nil {
+		t.Errorf("metadata a reconcile alone reads is kept decoded: %+v", o.ObjectMeta)
+	}
+	c := o.DeepCopyObject().(*Object)
+	c.Labels["team"] = "b"
+	if o.Labels["team"] != "a" || c.Packed != o.Packed {
+		t.Fatal("DeepCopyObject shares the labels or lost the packed fields")
 	}
 }
 
 func TestPackSharesRepeatedStrings(t *testing.T) {
-	a, b := decoded(t), decoded(t)
-	if err := Pack(a); err != nil {
+	a, err := Pack(decoded(t))
+	if err != nil {
 		t.Fatal(err)
 	}
 	// A collection between two packs (an informer packs objects over
 	// minutes) must not end the sharing.
 	runtime.GC()
 	runtime.GC()
-	if err := Pack(b); err != nil {
+	b, err := Pack(decoded(t))
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Two decodes of the same JSON: separate strings, until Pack shares them.
-	key := func(m map[string]any, want string) string {
+	key := func(m map[string]string, want string) string {
 		for k := range m {
 			if k == want {
 				return k
@@ -165,19 +209,12 @@ func TestPackSharesRepeatedStrings(t *testing.T) {
 			t.Errorf("%s %q is not shared between the two objects", what, x)
 		}
 	}
-	lb, _, _ := unstructured.NestedMap(b.Object, "metadata", "labels")
-	mdA := a.Object["metadata"].(map[string]any)
-	mdB := b.Object["metadata"].(map[string]any)
-	same("the field name", key(mdA, "resourceVersion"), key(mdB, "resourceVersion"))
-	same("the top-level field name", key(a.Object, "metadata"), key(b.Object, "metadata"))
-	same("the label key", key(mdA["labels"].(map[string]any), "team"), key(mdB["labels"].(map[string]any), "team"))
-	same("the label value", mdA["labels"].(map[string]any)["tier"].(string), mdB["labels"].(map[string]any)["tier"].(string))
-	same("the namespace", mdA["namespace"].(string), mdB["namespace"].(string))
-	same("the kind", a.Object["kind"].(string), b.Object["kind"].(string))
-	same("the finalizer", mdA["finalizers"].([]any)[0].(string), mdB["finalizers"].([]any)[0].(string))
-	if len(lb) != 2 {
-		t.Fatalf("labels %v", lb)
-	}
+	same("the label key", key(a.Labels, "team"), key(b.Labels, "team"))
+	same("the label value", a.Labels["tier"], b.Labels["tier"])
+	same("the namespace", a.Namespace, b.Namespace)
+	same("the kind", a.Kind, b.Kind)
+	same("the apiVersion", a.APIVersion, b.APIVersion)
+	same("the finalizer", a.Finalizers[0], b.Finalizers[0])
 }
 
 func TestStringTableIsBounded(t *testing.T) {
@@ -197,21 +234,6 @@ func TestStringTableIsBounded(t *testing.T) {
 	}
 }
 
-func TestUnpackLeavesPlainObjects(t *testing.T) {
-	u := decoded(t)
-	want := u.DeepCopy()
-	if err := Unpack(u); err != nil {
-		t.Fatal(err)
-	}
-	if !equality.Semantic.DeepEqual(u.Object, want.Object) {
-		t.Fatal("Unpack changed an object that was not packed")
-	}
-	bad := &unstructured.Unstructured{Object: map[string]any{"kind": "X", Key: "{not json"}}
-	if err := Unpack(bad); err == nil {
-		t.Fatal("Unpack of a corrupt packed value: want an error")
-	}
-}
-
 func TestTransformPacksMatchedKindsOnly(t *testing.T) {
 	calls := 0
 	next := func(obj any) (any, error) { calls++; return obj, nil }
@@ -221,8 +243,8 @@ func TestTransformPacksMatchedKindsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := out.(*unstructured.Unstructured).Object[Key]; !ok {
-		t.Fatal("a matched kind was not packed")
+	if o, ok := out.(*Object); !ok || o.Packed == "" {
+		t.Fatalf("a matched kind was not packed: %T", out)
 	}
 	other := decoded(t)
 	other.SetAPIVersion("v1")
@@ -236,52 +258,174 @@ func TestTransformPacksMatchedKindsOnly(t *testing.T) {
 	if calls != 2 {
 		t.Fatalf("the chained transform ran %d times, want 2", calls)
 	}
+	// An object with no metadata map is left as it is.
+	odd := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": "x"}}
+	if out, err := tr(odd); err != nil || out != odd {
+		t.Fatalf("an object without metadata: %v, %v", out, err)
+	}
 }
 
-// store is a reader returning copies of packed objects, as a cache does.
-type store struct {
+// informers is a cache of one informer: a store with the namespace index
+// and a field index as controller-runtime's cache names them, and an inner
+// reader that serves other kinds.
+type informers struct {
 	client.Reader
-	objs []*unstructured.Unstructured
+	store toolscache.Indexer
+	asked []schema.GroupVersionKind
 }
 
-func (s store) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	s.objs[0].DeepCopyInto(obj.(*unstructured.Unstructured))
-	return nil
+type storeInformer struct {
+	cache.Informer
+	store toolscache.Indexer
 }
 
-func (s store) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
-	ul := list.(*unstructured.UnstructuredList)
-	for _, o := range s.objs {
-		ul.Items = append(ul.Items, *o.DeepCopy())
-	}
-	return nil
+func (i storeInformer) GetIndexer() toolscache.Indexer { return i.store }
+
+func (c *informers) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	c.asked = append(c.asked, obj.GetObjectKind().GroupVersionKind())
+	return storeInformer{store: c.store}, nil
 }
 
-func TestReaderUnpacks(t *testing.T) {
-	want := decoded(t)
-	packed := want.DeepCopy()
-	if err := Pack(packed); err != nil {
-		t.Fatal(err)
-	}
-	r := Reader{Reader: store{objs: []*unstructured.Unstructured{packed, packed}}}
+// elsewhere is the inner reader's answer to kinds Reader does not read.
+var elsewhere = errors.New("read elsewhere")
 
-	got := &unstructured.Unstructured{}
-	if err := r.Get(context.Background(), client.ObjectKey{Name: "db"}, got); err != nil {
-		t.Fatal(err)
-	}
-	if !equality.Semantic.DeepEqual(got.Object, want.Object) {
-		t.Fatalf("Get returned %v, want %v", got.Object, want.Object)
-	}
-	list := &unstructured.UnstructuredList{}
-	if err := r.List(context.Background(), list); err != nil {
-		t.Fatal(err)
-	}
-	for i := range list.Items {
-		if !equality.Semantic.DeepEqual(list.Items[i].Object, want.Object) {
-			t.Fatalf("List item %d is %v, want %v", i, list.Items[i].Object, want.Object)
+type inner struct{}
+
+func (inner) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return elsewhere
+}
+
+func (inner) List(context.Context, client.ObjectList, ...client.ListOption) error { return elsewhere }
+
+func TestReader(t *testing.T) {
+	store := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{
+		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
+		fieldIndexName("tier"): func(obj any) ([]string, error) {
+			o := obj.(client.Object)
+			v := o.GetLabels()["tier"]
+			return []string{fieldIndexKey("", v), fieldIndexKey(o.GetNamespace(), v)}, nil
+		},
+	})
+	objects := map[string]*unstructured.Unstructured{}
+	for _, tc := range []struct{ ns, name, tier string }{{"tenant-a", "db", "gold"}, {"tenant-a", "cache", "silver"}, {"tenant-b", "db", "gold"}} {
+		u := decoded(t)
+		u.SetNamespace(tc.ns)
+		u.SetName(tc.name)
+		u.SetLabels(map[string]string{"tier": tc.tier})
+		o, err := Pack(u)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if err := store.Add(o); err != nil {
+			t.Fatal(err)
+		}
+		objects[tc.ns+"/"+tc.name] = u
 	}
-	if _, ok := packed.Object[Key]; !ok {
-		t.Fatal("reading unpacked the stored object itself")
+	// One the transform left unpacked.
+	plain := decoded(t)
+	plain.SetNamespace("tenant-c")
+	plain.SetName("plain")
+	plain.SetLabels(map[string]string{"tier": "bronze"})
+	if err := store.Add(plain.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	objects["tenant-c/plain"] = plain
+	gvk := schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1alpha1", Kind: "Postgres"}
+	src := &informers{Reader: inner{}, store: store}
+	r := Reader{Reader: src, Match: func(g schema.GroupVersionKind) bool { return g.Group == gvk.Group }}
+	ctx := context.Background()
+
+	for key, want := range objects {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(gvk)
+		ns, name, _ := strings.Cut(key, "/")
+		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
+			t.Fatal(err)
+		}
+		if !equality.Semantic.DeepEqual(got.Object, want.Object) {
+			t.Fatalf("Get %s returned %v, want %v", key, got.Object, want.Object)
+		}
+		got.Object["spec"] = "changed"
+	}
+	if src.asked[0] != gvk {
+		t.Fatalf("asked the cache for the informer of %v, want %v", src.asked[0], gvk)
+	}
+	missing := &unstructured.Unstructured{}
+	missing.SetGroupVersionKind(gvk)
+	if err := r.Get(ctx, client.ObjectKey{Namespace: "tenant-a", Name: "none"}, missing); !apierrors.IsNotFound(err) {
+		t.Fatalf("Get of a missing object: %v, want NotFound", err)
+	}
+
+	list := func(opts ...client.ListOption) []string {
+		t.Helper()
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind("PostgresList"))
+		if err := r.List(ctx, l, opts...); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, u := range l.Items {
+			key := u.GetNamespace() + "/" + u.GetName()
+			want := objects[key].DeepCopy()
+			if !equality.Semantic.DeepEqual(u.Object, want.Object) {
+				t.Fatalf("List returned %v, want %v", u.Object, want.Object)
+			}
+			keys = append(keys, key)
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	for _, tc := range []struct {
+		name string
+		opts []client.ListOption
+		want string
+	}{
+		{"everything", nil, "[tenant-a/cache tenant-a/db tenant-b/db tenant-c/plain]"},
+		{"a namespace", []client.ListOption{client.InNamespace("tenant-a")}, "[tenant-a/cache tenant-a/db]"},
+		{"a label selector", []client.ListOption{client.MatchingLabels{"tier": "gold"}}, "[tenant-a/db tenant-b/db]"},
+		{"an indexed field", []client.ListOption{client.MatchingFields{"tier": "gold"}}, "[tenant-a/db tenant-b/db]"},
+		{"an indexed field in a namespace", []client.ListOption{client.MatchingFields{"tier": "gold"}, client.InNamespace("tenant-b")}, "[tenant-b/db]"},
+		{"two fields of one index", []client.ListOption{client.MatchingFieldsSelector{Selector: fields.AndSelectors(
+			fields.OneTermEqualSelector("tier", "gold"), fields.OneTermEqualSelector("tier", "silver"))}}, "[]"},
+		{"a limit", []client.ListOption{client.InNamespace("tenant-a"), client.Limit(1)}, "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := list(tc.opts...)
+			if tc.want == "1" {
+				if len(got) != 1 {
+					t.Fatalf("listed %v, want one", got)
+				}
+				return
+			}
+			if fmt.Sprint(got) != tc.want {
+				t.Fatalf("listed %v, want %s", got, tc.want)
+			}
+		})
+	}
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind("PostgresList"))
+	if err := r.List(ctx, l, client.MatchingFieldsSelector{Selector: fields.OneTermNotEqualSelector("tier", "gold")}); err == nil {
+		t.Fatal("a non-exact field selector was served")
+	}
+	if err := r.List(ctx, l, client.MatchingFields{"unindexed": "x"}); err == nil {
+		t.Fatal("a field without an index was served")
+	}
+	// The stored objects are as they were.
+	if o, _, _ := store.GetByKey("tenant-a/db"); o.(*Object).Packed == "" {
+		t.Fatal("reading changed the stored object")
+	}
+	// Other kinds, and typed objects, are read by the cache itself.
+	other := &unstructured.Unstructured{}
+	other.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
+	if err := r.Get(ctx, client.ObjectKey{Name: "x"}, other); !errors.Is(err, elsewhere) {
+		t.Fatalf("Get of another kind: %v, want it read by the cache", err)
+	}
+	otherList := &unstructured.UnstructuredList{}
+	otherList.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"})
+	if err := r.List(ctx, otherList); !errors.Is(err, elsewhere) {
+		t.Fatalf("List of another kind: %v, want it read by the cache", err)
+	}
+	if err := r.Get(ctx, client.ObjectKey{Name: "x"}, &metav1.PartialObjectMetadata{}); !errors.Is(err, elsewhere) {
+		t.Fatalf("Get of metadata: %v, want it read by the cache", err)
 	}
 }

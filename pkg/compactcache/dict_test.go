@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -42,29 +43,20 @@ var noise = func() string {
 	return b.String()
 }()
 
-func packedValue(t *testing.T, u *unstructured.Unstructured) string {
+func roundTrip(t *testing.T, want *unstructured.Unstructured) string {
 	t.Helper()
-	s, ok := u.Object[Key].(string)
-	if !ok {
-		t.Fatalf("not packed: %v", u.Object)
-	}
-	return s
-}
-
-func roundTrip(t *testing.T, want *unstructured.Unstructured) *unstructured.Unstructured {
-	t.Helper()
-	u := want.DeepCopy()
-	if err := Pack(u); err != nil {
+	o, err := Pack(want)
+	if err != nil {
 		t.Fatal(err)
 	}
-	packed := u.DeepCopy()
-	if err := Unpack(u); err != nil {
+	u, err := o.Unpack()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !equality.Semantic.DeepEqual(u.Object, want.Object) {
 		t.Fatalf("round trip changed the object:\n got %#v\nwant %#v", u.Object, want.Object)
 	}
-	return packed
+	return o.Packed
 }
 
 func TestPackCompressesAgainstTheKindsDictionary(t *testing.T) {
@@ -72,36 +64,36 @@ func TestPackCompressesAgainstTheKindsDictionary(t *testing.T) {
 	small := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"a": "b"}}}
 	small.SetGroupVersionKind(schema.GroupVersionKind{Group: "apps.cozystack.io", Version: "v1alpha1", Kind: "Compress"})
 	small.SetName("s")
-	if s := packedValue(t, roundTrip(t, small)); s[0] != '{' {
+	if s := roundTrip(t, small); s[0] != '{' {
 		t.Fatalf("a short first object was compressed: %q", s)
 	}
 	first := object("Compress", 1, 0)
-	s1 := packedValue(t, roundTrip(t, first))
+	s1 := roundTrip(t, first)
 	if s1[0] != compressed {
 		t.Fatalf("the first long object was not compressed: %q", s1)
 	}
 	second := object("Compress", 2, 0)
-	s2 := packedValue(t, roundTrip(t, second))
+	s2 := roundTrip(t, second)
 	if len(s2) > 80 {
 		t.Fatalf("an object much like the first takes %d bytes compressed", len(s2))
 	}
 	// A status the dictionary lacks: the kind's dictionary is made again,
 	// from the first and this object, once.
 	withStatus := object("Compress", 3, 6)
-	s3 := packedValue(t, roundTrip(t, withStatus))
+	s3 := roundTrip(t, withStatus)
 	if s3[1] == s1[1] {
 		t.Fatal("an object that compresses badly did not make a new dictionary")
 	}
-	s4 := packedValue(t, roundTrip(t, object("Compress", 4, 6)))
+	s4 := roundTrip(t, object("Compress", 4, 6))
 	if s4[1] != s3[1] || len(s4) > 100 {
 		t.Fatalf("the next object with a status: dictionary %d (want %d), %d bytes", s4[1], s3[1], len(s4))
 	}
-	if s5 := packedValue(t, roundTrip(t, object("Compress", 5, 60))); s5[1] != s4[1] {
+	if s5 := roundTrip(t, object("Compress", 5, 60)); s5[1] != s4[1] {
 		t.Fatal("a kind's dictionary was made a third time")
 	}
 	// Objects packed with the first dictionary still unpack.
-	u := &unstructured.Unstructured{Object: map[string]any{"kind": "Compress", "metadata": map[string]any{}, Key: s2}}
-	if err := Unpack(u); err != nil {
+	u, err := (&Object{TypeMeta: metav1.TypeMeta{Kind: "Compress"}, Packed: s2}).Unpack()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if u.Object["spec"].(map[string]any)["replicas"] != int64(2) {
@@ -110,13 +102,14 @@ func TestPackCompressesAgainstTheKindsDictionary(t *testing.T) {
 }
 
 func TestUnpackRejectsAnUnknownDictionary(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]any{"kind": "X", Key: string([]byte{compressed, 0xff, 0xff, 0x03, 1, 2})}}
-	if err := Unpack(u); err == nil {
+	if _, err := (&Object{Packed: string([]byte{compressed, 0xff, 0xff, 0x03, 1, 2})}).Unpack(); err == nil {
 		t.Fatal("a value naming a dictionary that does not exist unpacked")
 	}
-	u = &unstructured.Unstructured{Object: map[string]any{"kind": "X", Key: string([]byte{compressed})}}
-	if err := Unpack(u); err == nil {
+	if _, err := (&Object{Packed: string([]byte{compressed})}).Unpack(); err == nil {
 		t.Fatal("a value naming no dictionary unpacked")
+	}
+	if _, err := (&Object{Packed: "{not json"}).Unpack(); err == nil {
+		t.Fatal("a corrupt packed value unpacked")
 	}
 }
 

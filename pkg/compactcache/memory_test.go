@@ -80,13 +80,15 @@ func cachedBytes(b *testing.B, n int, packed bool) float64 {
 			if err := utiljson.Unmarshal(raw[i][j], &m); err != nil {
 				b.Fatal(err)
 			}
-			u := &unstructured.Unstructured{Object: m}
+			var obj any = &unstructured.Unstructured{Object: m}
 			if packed {
-				if err := Pack(u); err != nil {
+				o, err := Pack(obj.(*unstructured.Unstructured))
+				if err != nil {
 					b.Fatal(err)
 				}
+				obj = o
 			}
-			if err := stores[j].Add(u); err != nil {
+			if err := stores[j].Add(obj); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -329,7 +329,7 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		mo.NewClient = func(cfg *rest.Config, co client.Options) (client.Client, error) {
 			// Every read through the manager's client unpacks what it gets.
 			if o.Compact != nil && co.Cache != nil && co.Cache.Reader != nil {
-				co.Cache.Reader = compactcache.Reader{Reader: co.Cache.Reader}
+				co.Cache.Reader = compactcache.Reader{Reader: co.Cache.Reader, Match: o.Compact}
 			}
 			c, err := client.New(cfg, co)
 			if err != nil || !o.MetadataAnswers {

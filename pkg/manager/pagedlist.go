@@ -3,9 +3,11 @@ package manager
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -69,28 +71,43 @@ func pagedList(list toolscache.ListWithContextFunc, transform toolscache.Transfo
 		if err != nil || transform == nil {
 			return page, err
 		}
-		return page, transformItems(page, transform)
+		return transformItems(page, transform)
 	}
 }
 
-// transformItems runs transform on every item of list. The items are
-// extracted as copies (a list of structs), so the transformed ones are put
-// back in the list.
-func transformItems(list runtime.Object, transform toolscache.TransformFunc) error {
+// transformItems runs transform on every item of list and returns the list
+// of the transformed items: list itself, or, when the transform turned its
+// items into objects of another type (compactcache.Pack turns unstructured
+// objects into compactcache.Objects, which an UnstructuredList cannot hold),
+// a list of any objects with list's metadata, which the informer reads the
+// same way.
+func transformItems(list runtime.Object, transform toolscache.TransformFunc) (runtime.Object, error) {
 	items, err := meta.ExtractListWithAlloc(list)
 	if err != nil {
-		return fmt.Errorf("listing %T in pages: %w", list, err)
+		return nil, fmt.Errorf("listing %T in pages: %w", list, err)
 	}
+	sameType := true
 	for i, item := range items {
 		out, err := transform(item)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		o, ok := out.(runtime.Object)
 		if !ok {
-			return fmt.Errorf("listing %T in pages: the cache transform returned %T, not an object", list, out)
+			return nil, fmt.Errorf("listing %T in pages: the cache transform returned %T, not an object", list, out)
 		}
+		sameType = sameType && reflect.TypeOf(o) == reflect.TypeOf(item)
 		items[i] = o
 	}
-	return meta.SetList(list, items)
+	if sameType {
+		return list, meta.SetList(list, items)
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, fmt.Errorf("listing %T in pages: %w", list, err)
+	}
+	return &metainternalversion.List{
+		ListMeta: metav1.ListMeta{ResourceVersion: lm.GetResourceVersion(), Continue: lm.GetContinue(), RemainingItemCount: lm.GetRemainingItemCount()},
+		Items:    items,
+	}, nil
 }

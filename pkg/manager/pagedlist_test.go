@@ -106,6 +106,36 @@ func TestPagedListTransformsEveryItem(t *testing.T) {
 		})
 	}
 
+	t.Run("a transform that changes the items' type", func(t *testing.T) {
+		page := &unstructured.UnstructuredList{Items: []unstructured.Unstructured{
+			{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}, "data": map[string]any{"k": "v"}}},
+			{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "b"}}},
+		}}
+		page.SetResourceVersion("42")
+		page.SetContinue("next")
+		pack := compactcache.Transform(func(schema.GroupVersionKind) bool { return true }, nil)
+		out, err := pagedList(func(context.Context, metav1.ListOptions) (runtime.Object, error) { return page, nil }, pack)(
+			context.Background(), metav1.ListOptions{Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lm, err := apimeta.ListAccessor(out)
+		if err != nil || lm.GetResourceVersion() != "42" || lm.GetContinue() != "next" {
+			t.Fatalf("list metadata %+v (%v), want the page's version and continue", lm, err)
+		}
+		var names []string
+		err = apimeta.EachListItem(out, func(item runtime.Object) error {
+			o, ok := item.(*compactcache.Object)
+			if !ok {
+				return fmt.Errorf("item %T, want a packed object", item)
+			}
+			names = append(names, o.GetName())
+			return nil
+		})
+		if err != nil || fmt.Sprint(names) != "[a b]" {
+			t.Fatalf("items %v (%v), want [a b] packed, in order", names, err)
+		}
+	})
 	t.Run("a transform error fails the page", func(t *testing.T) {
 		boom := errors.New("boom")
 		list := pagedList(func(context.Context, metav1.ListOptions) (runtime.Object, error) {
@@ -190,12 +220,10 @@ func TestPagedInformerFallback(t *testing.T) {
 	isCM := func(gvk schema.GroupVersionKind) bool { return gvk.Kind == "ConfigMap" }
 	transform := compactcache.Transform(isCM, func(obj any) (any, error) {
 		// Count what reaches the informer's transform already packed.
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			if _, ok := u.Object[compactcache.Key]; ok {
-				mu.Lock()
-				packed++
-				mu.Unlock()
-			}
+		if _, ok := obj.(*compactcache.Object); ok {
+			mu.Lock()
+			packed++
+			mu.Unlock()
 		}
 		return obj, nil
 	})
@@ -229,9 +257,8 @@ func TestPagedInformerFallback(t *testing.T) {
 		t.Fatalf("the cache holds %d objects, want %d", len(items), n)
 	}
 	for _, it := range items {
-		u := it.(*unstructured.Unstructured)
-		if _, ok := u.Object["data"]; ok {
-			t.Fatalf("%s is cached unpacked", u.GetName())
+		if o, ok := it.(*compactcache.Object); !ok || o.Packed == "" {
+			t.Fatalf("the cache holds %#v, want it packed", it)
 		}
 	}
 }
