@@ -46,7 +46,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -54,35 +53,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// Object is a cached object of a packed kind: its apiVersion and kind and
-// the Decoded metadata fields in the structs typed objects use, and every
-// other field, packed, in Packed. It is a client.Object, so informers,
-// indexes and event handlers read it through the accessors they use on any
-// object; Reader gives a reconcile the object whole, as an
-// unstructured.Unstructured.
-//
-// As a struct it costs about 300 bytes beside Packed, against some 700 for
-// the same fields as maps: the object and metadata maps of an unstructured
-// object take a group of eight slots each, and each string value a box of
-// its own.
-type Object struct {
-	metav1.TypeMeta
-	metav1.ObjectMeta
-	// Packed is every other field as JSON ("metadata" holding the metadata
-	// fields not in Decoded), compressed against its kind's dictionary
-	// (dict.go).
-	Packed string
-}
-
-var _ client.Object = &Object{}
-
-// DeepCopyObject implements runtime.Object. Packed is immutable and shared.
-func (o *Object) DeepCopyObject() k8sruntime.Object {
-	c := &Object{TypeMeta: o.TypeMeta, Packed: o.Packed}
-	o.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
-	return c
-}
 
 // Match selects the kinds whose cached objects are packed.
 type Match func(schema.GroupVersionKind) bool
@@ -126,20 +96,15 @@ func Pack(u *unstructured.Unstructured) (*Object, error) {
 			rest[k] = v
 		}
 	}
-	o.Name = u.GetName()
-	o.Namespace = intern(u.GetNamespace())
-	o.UID = u.GetUID()
-	o.ResourceVersion = u.GetResourceVersion()
-	o.Generation = u.GetGeneration()
-	o.DeletionTimestamp = u.GetDeletionTimestamp()
-	if l := u.GetLabels(); len(l) > 0 {
-		o.Labels = make(map[string]string, len(l))
-		for k, v := range l {
-			o.Labels[intern(k)] = intern(v)
-		}
-	}
+	o.name = u.GetName()
+	o.namespace = intern(u.GetNamespace())
+	o.uid = u.GetUID()
+	o.resourceVersion = u.GetResourceVersion()
+	o.generation = u.GetGeneration()
+	o.deletionTimestamp = u.GetDeletionTimestamp()
+	o.labels = labelList(u.GetLabels())
 	for _, f := range u.GetFinalizers() {
-		o.Finalizers = append(o.Finalizers, intern(f))
+		o.finalizers = append(o.finalizers, intern(f))
 	}
 	if len(rest) > 0 {
 		b, err := json.Marshal(rest)
@@ -256,27 +221,27 @@ func (o *Object) Unpack() (*unstructured.Unstructured, error) {
 	if o.Packed != "" {
 		b, err := dicts.decompress(o.Packed)
 		if err != nil {
-			return nil, fmt.Errorf("unpacking %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+			return nil, fmt.Errorf("unpacking %s %s/%s: %w", o.Kind, o.namespace, o.name, err)
 		}
 		if err := utiljson.Unmarshal(b, &u.Object); err != nil {
-			return nil, fmt.Errorf("unpacking %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+			return nil, fmt.Errorf("unpacking %s %s/%s: %w", o.Kind, o.namespace, o.name, err)
 		}
 	}
 	u.SetAPIVersion(o.APIVersion)
 	u.SetKind(o.Kind)
-	u.SetName(o.Name)
-	u.SetNamespace(o.Namespace)
-	u.SetUID(o.UID)
-	u.SetResourceVersion(o.ResourceVersion)
-	if o.Generation != 0 {
-		u.SetGeneration(o.Generation)
+	u.SetName(o.name)
+	u.SetNamespace(o.namespace)
+	u.SetUID(o.uid)
+	u.SetResourceVersion(o.resourceVersion)
+	if o.generation != 0 {
+		u.SetGeneration(o.generation)
 	}
-	u.SetDeletionTimestamp(o.DeletionTimestamp)
-	if len(o.Labels) > 0 {
-		u.SetLabels(o.Labels)
+	u.SetDeletionTimestamp(o.deletionTimestamp)
+	if l := o.GetLabels(); len(l) > 0 {
+		u.SetLabels(l)
 	}
-	if len(o.Finalizers) > 0 {
-		u.SetFinalizers(o.Finalizers)
+	if len(o.finalizers) > 0 {
+		u.SetFinalizers(o.finalizers)
 	}
 	return u, nil
 }
