@@ -92,8 +92,8 @@ const (
 	// (client-go's refreshTime).
 	seriesRefresh = 30 * time.Minute
 	// senderWorkers write events; each has a queue of queueLength.
-	senderWorkers = 8
-	queueLength   = 512
+	senderWorkers = 16
+	queueLength   = 1024
 	// noteLimit is the longest note the API server accepts (bytes).
 	noteLimit = 1024
 )
