@@ -255,6 +255,8 @@ func (o *Object) Unpack() (*unstructured.Unstructured, error) {
 // Objects that reader would refuse to return as unstructured ones.
 type Reader struct {
 	client.Reader
+	// Match selects the kinds Reader reads itself: those Transform packs
+	// (nil: none).
 	Match Match
 }
 
@@ -282,10 +284,13 @@ func (r Reader) store(ctx context.Context, gvk schema.GroupVersionKind) (toolsca
 	return indexed.GetIndexer(), nil
 }
 
+// packed reports whether Reader reads gvk itself.
+func (r Reader) packed(gvk schema.GroupVersionKind) bool { return r.Match != nil && r.Match(gvk) }
+
 // Get implements client.Reader.
 func (r Reader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || !r.Match(u.GroupVersionKind()) {
+	if !ok || !r.packed(u.GroupVersionKind()) {
 		return r.Reader.Get(ctx, key, obj, opts...)
 	}
 	gvk := u.GroupVersionKind()
@@ -313,7 +318,7 @@ func (r Reader) List(ctx context.Context, list client.ObjectList, opts ...client
 	ul, ok := list.(*unstructured.UnstructuredList)
 	gvk := list.GetObjectKind().GroupVersionKind()
 	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
-	if !ok || !r.Match(gvk) {
+	if !ok || !r.packed(gvk) {
 		return r.Reader.List(ctx, list, opts...)
 	}
 	lo := client.ListOptions{}
