@@ -460,10 +460,18 @@ func apiserverProfile(ctx context.Context, out string, d time.Duration) {
 // (once, after T: a controller reports on an instance after its backing
 // object, and this confirms the backing objects are stored).
 func countObjects(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string, more ...client.ListOption) int {
-	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
-	measure.Check(c.List(ctx, l, append(more, client.InNamespace(namespace))...))
-	return len(l.Items)
+	// In pages: one list of 100,000 objects outlasts the API server's
+	// request timeout.
+	n, next := 0, ""
+	for {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+		measure.Check(c.List(ctx, l, append(more, client.InNamespace(namespace), client.Limit(5000), client.Continue(next))...))
+		n += len(l.Items)
+		if next = l.GetContinue(); next == "" {
+			return n
+		}
+	}
 }
 
 // rawRelease is a HelmRelease of the controller's shape and size. Its label
