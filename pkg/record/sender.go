@@ -34,6 +34,13 @@ import (
 // transit). Documented in docs/metrics.md.
 const LostMetric = "cozystack_events_lost_total"
 
+// The reasons of LostMetric.
+const (
+	lostQueueFull   = "queue-full"
+	lostRefused     = "refused"
+	lostUnreachable = "unreachable"
+)
+
 var lost = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: LostMetric,
 	Help: "Events recorded and not written, by reason (queue-full, refused, unreachable).",
@@ -41,6 +48,11 @@ var lost = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() {
 	metrics.Registry.MustRegister(lost)
+	// Every reason is exported from the start, at 0, so a rate over it
+	// means something before the first loss.
+	for _, reason := range []string{lostQueueFull, lostRefused, lostUnreachable} {
+		lost.WithLabelValues(reason)
+	}
 }
 
 // Sender writes the events of one process's controllers as events.k8s.io
@@ -281,7 +293,7 @@ func (s *Sender) enqueue(key uint64, j job) {
 	case s.queues[key%uint64(len(s.queues))] <- j:
 	default:
 		s.dropped.Add(1)
-		lost.WithLabelValues("queue-full").Inc()
+		lost.WithLabelValues(lostQueueFull).Inc()
 		s.log.V(1).Info("event dropped: too many events waiting to be written", "namespace", j.ev.Namespace, "name", j.ev.Name)
 	}
 }
@@ -293,13 +305,13 @@ func (s *Sender) write(ctx context.Context, j job) {
 		retry, err := s.send(ctx, j)
 		if !retry {
 			if err != nil {
-				lost.WithLabelValues("refused").Inc()
+				lost.WithLabelValues(lostRefused).Inc()
 				s.log.Error(err, "event not written", "namespace", j.ev.Namespace, "name", j.ev.Name, "reason", j.ev.Reason)
 			}
 			return
 		}
 		if try >= s.maxTries {
-			lost.WithLabelValues("unreachable").Inc()
+			lost.WithLabelValues(lostUnreachable).Inc()
 			s.log.Error(err, "event not written: too many tries", "namespace", j.ev.Namespace, "name", j.ev.Name, "reason", j.ev.Reason)
 			return
 		}
