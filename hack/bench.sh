@@ -60,15 +60,16 @@ export RESYNC_PERIOD=10h
 # The API server serves /debug/pprof, so the bench can show where its time goes.
 export APISERVER_PROFILING=true
 # Each controller runs with the Go soft memory limit a pod with its chart's
-# memory limit sets (the limit less 64 MiB, at least half of it:
-# pkg/manager/memlimit.go SoftMemoryLimit). Every chart has the helm chart's
-# default limit.
-# BENCH_MEMORY_LIMIT (NMi) measures another limit than the chart's.
-chart_limit=${BENCH_MEMORY_LIMIT:-$(awk '/^resources:/{r=1} r&&/limits:/{l=1} r&&l&&/memory:/{print $2; exit}' "${ROOT}/charts/helm/values.yaml")}
-[[ ${chart_limit} =~ ^([0-9]+)Mi$ ]] || die "memory limit ${chart_limit:-missing} (charts/helm/values.yaml resources.limits.memory or BENCH_MEMORY_LIMIT), want NMi"
-limit_mib=${BASH_REMATCH[1]}
-soft_mib=$((limit_mib - 64 > limit_mib / 2 ? limit_mib - 64 : limit_mib / 2))
-export CONTROLLER_ENV="GOMEMLIMIT=$((soft_mib * 1048576))"
+# memory limit sets (hack/controllers.sh memory_env: the limit less 64 MiB, at
+# least half of it, as pkg/manager/memlimit.go SoftMemoryLimit), and its peak
+# RSS is judged against that limit. BENCH_MEMORY_LIMIT (NMi) measures another
+# limit, the same for every controller.
+export CONTROLLER_MEMORY=chart
+[[ -z ${BENCH_MEMORY_LIMIT:-} ]] || export CONTROLLER_MEMORY_LIMIT=${BENCH_MEMORY_LIMIT}
+memory_limits=""
+for c in appdef helm terraform gateway-listeners gateway-certs ns-labels route-conflicts; do
+  memory_limits+="${memory_limits:+,}${c}=$("${ROOT}/hack/controllers.sh" memory-limit "${c}")"
+done
 
 cleanup() {
   stop_kro
@@ -86,7 +87,7 @@ fresh() {
   "${ROOT}/hack/rbac.sh" "${DIR}" appdef helm terraform route-conflicts gateway-listeners gateway-certs ns-labels >/dev/null
 }
 
-bench() { "${BIN}/bench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" "$@"; }
+bench() { "${BIN}/bench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" --memory-limits "${memory_limits}" "$@"; }
 pid() { cat "${DIR}/$1.pid"; }
 # The control plane's processes, whose CPU time the pipeline phase reports.
 plane() { echo "apiserver=$(pid kube-apiserver),etcd=$(pid etcd),controller-manager=$(pid kube-controller-manager)"; }
@@ -187,7 +188,8 @@ gateway() {
     metrics+=("${c}=$(m $((CPB + 2 * i)))")
     pids+=("${c}=$(pid "${c}")")
   done
-  local gb=("${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" --metrics "$(IFS=,; echo "${metrics[*]}")")
+  local gb=("${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" --metrics "$(IFS=,; echo "${metrics[*]}")" \
+    --memory-limits "${memory_limits}")
   "${gb[@]}" --phase work --routes "${routes}" --tenant-gateways "${BENCH_TENANT_GATEWAYS:-1000}" \
     --pids "$(IFS=,; echo "${pids[*]}")" || failed=1
   "${ROOT}/hack/controllers.sh" stop "${DIR}" >/dev/null
@@ -238,7 +240,7 @@ for c in appdef helm terraform gateway-listeners gateway-certs ns-labels route-c
 done
 (cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/bench" ./cmd/bench && GOWORK=off go build -o "${BIN}/gatewaybench" ./cmd/gatewaybench)
 rm -f "${RESULTS}"
-log "controllers' memory: the limit ${chart_limit}, so ${CONTROLLER_ENV}"
+log "controllers' memory limits (MiB): ${memory_limits}"
 log "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 first=${SIZES%% *}
 if has_shape create; then

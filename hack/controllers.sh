@@ -9,6 +9,8 @@
 #                                            start controller NAME once more as ALIAS (ALIAS.log,
 #                                            ALIAS.pid; metrics on PORT, probes on PORT+1) with
 #                                            extra ARGs, e.g. a shard's --watch-label-selector
+#   hack/controllers.sh memory-limit NAME    the memory limit of NAME's container in MiB: its
+#                                            chart's, or CONTROLLER_MEMORY_LIMIT (NMi) when set
 #
 # Each controller is a module under controllers/<name> with its main.go at the
 # module root. Logs go to DIR/<name>.log, pids to DIR/<name>.pid.
@@ -17,7 +19,29 @@
 # POLICY_VALUES when set (the values file hack/policies.sh renders the
 # policies with, e.g. charts/policies/values-stock.yaml), so the controllers
 # and the policies name the same cert-manager.
+#
+# With CONTROLLER_MEMORY=chart (the bench), each controller runs with the Go
+# soft memory limit a pod with its container's memory limit sets (memory-limit
+# above; the limit less 64 MiB, at least half of it: pkg/manager/memlimit.go
+# SoftMemoryLimit), as in a cluster.
 source "$(dirname "$0")/lib.sh"
+
+# memory_limit NAME: the memory limit of controller NAME's container in MiB.
+memory_limit() {
+  local limit=${CONTROLLER_MEMORY_LIMIT:-$(awk '/^resources:/{r=1} r&&/limits:/{l=1} r&&l&&/memory:/{print $2; exit}' "${ROOT}/charts/$1/values.yaml")}
+  [[ ${limit} =~ ^([0-9]+)Mi$ ]] ||
+    die "memory limit ${limit:-missing} of $1 (charts/$1/values.yaml resources.limits.memory or CONTROLLER_MEMORY_LIMIT), want NMi"
+  echo "${BASH_REMATCH[1]}"
+}
+
+# memory_env NAME: GOMEMLIMIT=... for controller NAME under CONTROLLER_MEMORY=chart.
+memory_env() {
+  [[ ${CONTROLLER_MEMORY:-} == chart ]] || return 0
+  local limit soft
+  limit=$(memory_limit "$1")
+  soft=$((limit - 64 > limit / 2 ? limit - 64 : limit / 2))
+  echo "GOMEMLIMIT=$((soft * 1048576))"
+}
 
 # chart_args NAME: the flags of controller NAME that depend on the
 # identities of its chart's values (one a line; none for most controllers).
@@ -69,7 +93,9 @@ start() {
     local own=() own_args
     own_args=$(chart_args "${name}")
     [[ -z "${own_args}" ]] || mapfile -t own <<<"${own_args}"
-    setsid env ${CONTROLLER_ENV:-} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
+    local mem
+    mem=$(memory_env "${name}")
+    setsid env ${CONTROLLER_ENV:-} ${mem} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
       --metrics-bind-address "127.0.0.1:$((port_base + 2 * i))" \
       --health-probe-bind-address "127.0.0.1:$((port_base + 2 * i + 1))" \
       --resync-period "${RESYNC_PERIOD:-10h}" "${own[@]}" \
@@ -96,7 +122,9 @@ start_as() {
   local own=() own_args
   own_args=$(chart_args "${name}")
   [[ -z "${own_args}" ]] || mapfile -t own <<<"${own_args}"
-  setsid env ${CONTROLLER_ENV:-} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
+  local mem
+  mem=$(memory_env "${name}")
+  setsid env ${CONTROLLER_ENV:-} ${mem} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 1))" \
     --resync-period "${RESYNC_PERIOD:-10h}" "${own[@]}" ${CONTROLLER_ARGS:-} "$@" >"${dir}/${alias}.log" 2>&1 </dev/null 9>&- &
   echo $! > "${dir}/${alias}.pid"
@@ -127,5 +155,6 @@ case "${1:-}" in
   start-as) shift; start_as "$@" ;;
   stop) stop "$2" ;;
   list) all_controllers ;;
-  *) die "usage: $0 build | start DIR [NAME...] | start-as DIR ALIAS NAME PORT [ARG...] | stop DIR | list" ;;
+  memory-limit) memory_limit "$2" ;;
+  *) die "usage: $0 build | start DIR [NAME...] | start-as DIR ALIAS NAME PORT [ARG...] | stop DIR | list | memory-limit NAME" ;;
 esac

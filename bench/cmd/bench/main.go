@@ -114,6 +114,7 @@ var (
 	kinds      = flag.Int("kinds", 50, "manykinds phase: definitions the instances are spread over")
 	rounds     = flag.Int("rounds", 0, "pipeline phase: rounds of raw creates and of the pipeline, in turns (0: one per 400 instances, 1 to 10)")
 	backendArg = flag.String("backend", "helm", "create, fanout and delete phases: the backend measured, helm or terraform (backends.go)")
+	memLimits  = flag.String("memory-limits", "", "controller=MiB,... : each controller's container memory limit (its chart's), which its peak RSS is judged against")
 )
 
 // The namespaces of the pipeline's instances and of the direct phase's.
@@ -651,20 +652,11 @@ func apiserverMetrics(ctx context.Context) []measure.Sample {
 	return measure.APIServerMetrics(ctx, cfg)
 }
 
-// rss reports the peak RSS of each process of --pids, judged against the
-// budget of 150 MiB or (a peer's) only reported.
+// rss reports the peak RSS of each process of --pids, judged against its
+// controller's memory limit (--memory-limits) or (a peer's) only reported,
+// and the events each controller of --metrics dropped.
 func rss(label string, judged bool) [][]string {
-	var rows [][]string
-	for _, p := range measure.Processes(*pids) {
-		mib, err := measure.PeakRSSMiB(p.PID)
-		measure.Check(err)
-		if judged {
-			rows = append(rows, measure.Figure(label, "peak RSS "+p.Name, mib, " MiB", 150, false))
-		} else {
-			rows = append(rows, measure.Report(label, "peak RSS "+p.Name, fmt.Sprintf("%.2f MiB", mib)))
-		}
-	}
-	return rows
+	return append(measure.PeakRSS(label, *pids, *memLimits, judged), measure.EventsLost(label, *metrics)...)
 }
 
 func writes(ctrls [][2]string) int {

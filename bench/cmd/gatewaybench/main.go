@@ -51,6 +51,7 @@ var (
 	target     = flag.Float64("target", 0.8, "target of route-conflicts' throughput over the raw status-update throughput")
 	metrics    = flag.String("metrics", "", "comma-separated name=URL of the controllers' metrics endpoints")
 	pids       = flag.String("pids", "", "comma-separated name=pid of the controllers")
+	memLimits  = flag.String("memory-limits", "", "comma-separated controller=MiB: each controller's container memory limit (its chart's), which its peak RSS is judged against")
 	resync     = flag.Duration("resync", 30*time.Second, "the controllers' --resync-period (--phase idle)")
 	tenants    = flag.Int("tenant-gateways", 1000, "TenantGateways of the tenant gateways figure (0 skips it)")
 	phase      = flag.String("phase", "work", "work: convergence, conflicts, tenant gateways and peak RSS; idle: the controllers' writes over two resync periods")
@@ -76,11 +77,9 @@ func main() {
 		if *tenants > 0 {
 			rows = tenantGateways(ctx, cfg, c, watchSettled(ctx, cfg, scheme), measure.KV(*metrics))
 		}
-		for _, p := range measure.Processes(*pids) {
-			mib, err := measure.PeakRSSMiB(p.PID)
-			measure.Check(err)
-			rows = append(rows, measure.Figure(fmt.Sprintf("gateway, tuned, %d routes", *routes), "peak RSS "+p.Name, mib, " MiB", 150, false))
-		}
+		label := fmt.Sprintf("gateway, %d routes", *routes)
+		rows = append(rows, measure.PeakRSS(label, *pids, *memLimits, true)...)
+		rows = append(rows, measure.EventsLost(label, *metrics)...)
 	}
 	measure.AppendRows(*results, rows...)
 	if measure.Missed(rows) {
@@ -170,7 +169,7 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) {
 	// for instances.
 	eff := (created.Seconds() + rawStatus.Seconds()) / all.Seconds()
 	fmt.Printf("conflicts: raw status updates of %d routes in %.1fs (%.0f/s)\n", len(list), rawStatus.Seconds(), float64(len(list))/rawStatus.Seconds())
-	label := fmt.Sprintf("gateway, tuned, %d routes", *routes)
+	label := fmt.Sprintf("gateway, %d routes", *routes)
 	measure.AppendRows(*results,
 		measure.Report(label, "route-conflicts verdicts, all routes", fmt.Sprintf("%.1fs (%.0f/s)", all.Seconds(), float64(*routes)/all.Seconds())),
 		measure.Report(label, "raw status updates", fmt.Sprintf("%.1fs (%.0f/s)", rawStatus.Seconds(), float64(len(list))/rawStatus.Seconds())),

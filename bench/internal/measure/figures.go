@@ -290,6 +290,53 @@ func Processes(lists ...string) []Process {
 	return out
 }
 
+// MemoryLimit is the memory limit in MiB of the process named name, from
+// limits ("controller=MiB,..."): the controller's own, or that of the
+// controller it is another instance of ("helm-s0", "helm-restarted" run
+// helm). ok is false when none is given.
+func MemoryLimit(limits, name string) (mib float64, ok bool) {
+	best := ""
+	for _, kv := range KV(limits) {
+		k := kv[0]
+		if (name == k || strings.HasPrefix(name, k+"-")) && len(k) > len(best) {
+			v, err := strconv.ParseFloat(kv[1], 64)
+			Check(err)
+			best, mib = k, v
+		}
+	}
+	return mib, best != ""
+}
+
+// PeakRSS reports the peak RSS of each process of pids ("name=pid,..."),
+// judged against its controller's memory limit (limits, MemoryLimit) when
+// judged and one is given, else only reported.
+func PeakRSS(label, pids, limits string, judged bool) [][]string {
+	var rows [][]string
+	for _, p := range Processes(pids) {
+		mib, err := PeakRSSMiB(p.PID)
+		Check(err)
+		if limit, ok := MemoryLimit(limits, p.Name); judged && ok {
+			rows = append(rows, Figure(label, "peak RSS "+p.Name, mib, " MiB", limit, false))
+		} else {
+			rows = append(rows, Report(label, "peak RSS "+p.Name, fmt.Sprintf("%.2f MiB", mib)))
+		}
+	}
+	return rows
+}
+
+// EventsLost reports, against 0, the events each controller of metrics
+// ("name=URL,...") dropped: cozystack_events_lost_total, its queues full or
+// the API server refusing or unreachable (pkg/record).
+func EventsLost(label, metrics string) [][]string {
+	var rows [][]string
+	for _, kv := range KV(metrics) {
+		s, err := Scrape(kv[1])
+		Check(err)
+		rows = append(rows, Figure(label, "events lost "+kv[0], Sum(s, "cozystack_events_lost_total", nil), "", 0, false))
+	}
+	return rows
+}
+
 // PeakRSSMiB is the peak resident set (VmHWM) of a process in MiB.
 func PeakRSSMiB(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

@@ -165,6 +165,29 @@ apiserver_flowcontrol_dispatched_requests_total{flow_schema="leader-election",pr
 	}
 }
 
+func TestMemoryLimit(t *testing.T) {
+	limits := "appdef=180, helm=256,gateway-listeners=180,gateway=99"
+	for _, c := range []struct {
+		name string
+		mib  float64
+		ok   bool
+	}{
+		{"helm", 256, true},
+		{"helm-restarted", 256, true},
+		{"helm-s1", 256, true},
+		{"appdef", 180, true},
+		{"gateway-listeners", 180, true},
+		{"gateway-certs", 99, true},
+		{"helmet", 0, false},
+		{"kro", 0, false},
+	} {
+		mib, ok := MemoryLimit(limits, c.name)
+		if mib != c.mib || ok != c.ok {
+			t.Errorf("MemoryLimit(%q) = %v, %v; want %v, %v", c.name, mib, ok, c.mib, c.ok)
+		}
+	}
+}
+
 func TestProcesses(t *testing.T) {
 	got := Processes("apiserver=10, etcd=11", "", "helm=12")
 	want := []Process{{"apiserver", 10}, {"etcd", 11}, {"helm", 12}}
