@@ -625,7 +625,7 @@ func restart(label string) {
 	t0 := time.Unix(0, *since)
 	var rec float64
 	stop := progress("restart", func() string { return fmt.Sprintf("%.0f/%d instances reconciled", rec, *n) })
-	measure.WaitFor("the restarted controller to settle", 30*time.Minute, func() bool {
+	measure.Poll("the restarted controller to settle", 30*time.Minute, measure.ScrapeEvery, func() bool {
 		s, err := measure.Scrape(url)
 		if err != nil {
 			return false
@@ -671,13 +671,11 @@ func writes(ctrls [][2]string) int {
 
 // settledWrites waits until the controllers' write count holds for 5s.
 func settledWrites(ctrls [][2]string) int {
-	w := writes(ctrls)
-	for since := time.Now(); time.Since(since) < 5*time.Second; time.Sleep(500 * time.Millisecond) {
-		if x := writes(ctrls); x != w {
-			w, since = x, time.Now()
-		}
+	urls := make([]string, len(ctrls))
+	for i, kv := range ctrls {
+		urls[i] = kv[1]
 	}
-	return w
+	return measure.Settled(urls...)
 }
 
 // timed runs work for each of count items on the bench's workers, once the

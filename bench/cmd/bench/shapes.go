@@ -280,7 +280,7 @@ func idleChange(ctx context.Context, c client.Client, ctrls [][2]string, label s
 	}
 	before, rec0 := settledWrites([][2]string{{be.name, url}}), reconciles()
 	patchDefinition(ctx, c, map[string]any{"metadata": map[string]any{"annotations": map[string]any{"bench.cozystack.io/noop": time.Now().Format(time.RFC3339Nano)}}})
-	measure.WaitFor("every instance reconciled after the no-op change", 30*time.Minute, func() bool {
+	measure.Poll("every instance reconciled after the no-op change", 30*time.Minute, measure.ScrapeEvery, func() bool {
 		s, err := measure.Scrape(url)
 		if err != nil {
 			return false
