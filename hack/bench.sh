@@ -66,8 +66,10 @@ export APISERVER_PROFILING=true
 # limit, the same for every controller.
 export CONTROLLER_MEMORY=chart
 [[ -z ${BENCH_MEMORY_LIMIT:-} ]] || export CONTROLLER_MEMORY_LIMIT=${BENCH_MEMORY_LIMIT}
+# The controllers measured (not the CLIs controllers.sh build adds).
+MEASURED=(appdef helm terraform gateway-listeners gateway-certs ns-labels route-conflicts)
 memory_limits=""
-for c in appdef helm terraform gateway-listeners gateway-certs ns-labels route-conflicts; do
+for c in "${MEASURED[@]}"; do
   memory_limits+="${memory_limits:+,}${c}=$("${ROOT}/hack/controllers.sh" memory-limit "${c}")"
 done
 
@@ -234,8 +236,7 @@ stop_kro() {
   rm -f "${DIR}/kro.pid"
 }
 
-# Only the controllers measured (not the CLIs controllers.sh build adds).
-for c in appdef helm terraform gateway-listeners gateway-certs ns-labels route-conflicts; do
+for c in "${MEASURED[@]}"; do
   (cd "${ROOT}/controllers/${c}" && go build -o "${BIN}/controller-${c}" .)
 done
 (cd "${ROOT}/bench" && GOWORK=off go build -o "${BIN}/bench" ./cmd/bench && GOWORK=off go build -o "${BIN}/gatewaybench" ./cmd/gatewaybench)
