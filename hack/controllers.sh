@@ -95,7 +95,7 @@ start() {
     [[ -z "${own_args}" ]] || mapfile -t own <<<"${own_args}"
     local mem
     mem=$(memory_env "${name}")
-    setsid env ${CONTROLLER_ENV:-} ${mem} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
+    setsid env ${mem} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
       --metrics-bind-address "127.0.0.1:$((port_base + 2 * i))" \
       --health-probe-bind-address "127.0.0.1:$((port_base + 2 * i + 1))" \
       --resync-period "${RESYNC_PERIOD:-10h}" "${own[@]}" \
@@ -124,7 +124,7 @@ start_as() {
   [[ -z "${own_args}" ]] || mapfile -t own <<<"${own_args}"
   local mem
   mem=$(memory_env "${name}")
-  setsid env ${CONTROLLER_ENV:-} ${mem} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
+  setsid env ${mem} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 1))" \
     --resync-period "${RESYNC_PERIOD:-10h}" "${own[@]}" ${CONTROLLER_ARGS:-} "$@" >"${dir}/${alias}.log" 2>&1 </dev/null 9>&- &
   echo $! > "${dir}/${alias}.pid"
