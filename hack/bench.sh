@@ -123,8 +123,12 @@ pipeline() {
   kill -TERM -- "-${p}" 2>/dev/null || kill -TERM "${p}"
   while kill -0 "${p}" 2>/dev/null; do sleep 0.1; done
   local since; since=$(date +%s%N)
-  CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm-restarted helm $((CPB + 20))
+  CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm-restarted helm $((CPB + 20)) \
+    --pprof-bind-address "127.0.0.1:$((CPB + 22))"
+  local rprof="${prof%.helm.cpu.pprof}.restart.helm.cpu.pprof"
+  rm -f "${rprof}" "${rprof%.helm.cpu.pprof}.apiserver.cpu.pprof"
   bench --phase restart --setting "${setting}" --n "${n}" --metrics "helm=$(m $((CPB + 20)))" \
+    --pprof "http://127.0.0.1:$((CPB + 22))" --pprof-out "${rprof}" \
     --pids "helm-restarted=$(pid helm-restarted)" --since "${since}"
   if [[ -s "${prof}" ]]; then
     echo "  CPU profile of the helm controller (the pipeline's middle round): ${prof}; top functions:"
@@ -134,6 +138,9 @@ pipeline() {
   if [[ -s "${aprof}" ]]; then
     echo "  CPU profile of the API server (the same span): ${aprof}; top functions by cumulative time:"
     (cd "${ROOT}/controllers/helm" && go tool pprof -top -cum -nodecount=25 "${aprof}" 2>/dev/null | sed -n '4,31p' | sed 's/^/    /')
+  fi
+  if [[ -s "${rprof}" ]]; then
+    echo "  CPU profiles of the restart's first 30s: ${rprof}, ${rprof%.helm.cpu.pprof}.apiserver.cpu.pprof"
   fi
 }
 

@@ -106,7 +106,7 @@ var (
 	since      = flag.Int64("since", 0, "restart phase: the restart's time, Unix nanoseconds")
 	results    = flag.String("results", "", "append the figures to this file, tab-separated")
 	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
-	pprofURL   = flag.String("pprof", "", "pipeline phase: the instance controller's pprof base URL, profiled for 20s from the pipeline's start")
+	pprofURL   = flag.String("pprof", "", "pipeline and restart phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 30s")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
 	backend    = flag.String("backend-kubeconfig", "", "direct phase: kubeconfig of the helm controller's identity")
 	directOut  = flag.String("direct-out", "", "direct phase: write T_direct, in seconds, to this file")
@@ -623,6 +623,18 @@ func restart(label string) {
 	}
 	url := ctrls[0][1]
 	t0 := time.Unix(0, *since)
+	var profiled sync.WaitGroup
+	if *pprofURL != "" && *pprofOut != "" {
+		// Where the restart's time goes: its first lists, mostly.
+		d := 30 * time.Second
+		fmt.Printf("  profiling the restarted controller and the API server for the restart's first %.0fs\n", d.Seconds())
+		profiled.Add(2)
+		go func() { defer profiled.Done(); cpuProfile(*pprofURL, *pprofOut, d) }()
+		go func() {
+			defer profiled.Done()
+			apiserverProfile(context.Background(), strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
+		}()
+	}
 	var rec float64
 	stop := progress("restart", func() string { return fmt.Sprintf("%.0f/%d instances reconciled", rec, *n) })
 	measure.Poll("the restarted controller to settle", 30*time.Minute, measure.ScrapeEvery, func() bool {
@@ -636,6 +648,7 @@ func restart(label string) {
 	})
 	settle := time.Since(t0)
 	stop()
+	profiled.Wait()
 	w := settledWrites(ctrls[:1])
 	rows := [][]string{
 		measure.Figure(label, "restart: time to settle", settle.Seconds(), "s", 60, false),
