@@ -48,12 +48,28 @@ func init() {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
+// Collect copies the statuses under the lock and makes the series after
+// releasing it: a scrape at 100,000 objects takes a good part of a second to
+// send its series, and the reconcilers calling Set must not wait for it.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	for _, e := range c.snapshot() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, e.kind, e.namespace, e.name, string(e.status))
+	}
+}
+
+type entry struct {
+	key
+	status metav1.ConditionStatus
+}
+
+func (c *collector) snapshot() []entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	out := make([]entry, 0, len(c.current))
 	for k, status := range c.current {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, k.kind, k.namespace, k.name, string(status))
+		out = append(out, entry{k, status})
 	}
+	return out
 }
 
 // Set records the Ready status of one object; an empty status reads as

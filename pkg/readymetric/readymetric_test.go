@@ -3,6 +3,9 @@ package readymetric
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,4 +36,36 @@ cozystack_resource_ready{kind="Redis",name="cache",namespace="tenant-a",status="
 	if n := testutil.CollectAndCount(gauge); n != 0 {
 		t.Fatalf("series left after Forget: %d", n)
 	}
+}
+
+// A scrape in progress does not hold up the reconcilers that record a status.
+func TestSetDuringAScrape(t *testing.T) {
+	Set("Postgres", "tenant-a", "one", metav1.ConditionTrue)
+	Set("Postgres", "tenant-a", "two", metav1.ConditionTrue)
+	defer Forget("Postgres", "tenant-a", "one")
+	defer Forget("Postgres", "tenant-a", "two")
+	defer Forget("Postgres", "tenant-a", "three")
+
+	// A scraper that took the first series and is slow to take the next.
+	ch := make(chan prometheus.Metric)
+	collected := make(chan struct{})
+	go func() { gauge.Collect(ch); close(collected) }()
+	<-ch
+
+	set := make(chan struct{})
+	go func() { Set("Postgres", "tenant-a", "three", metav1.ConditionFalse); close(set) }()
+	select {
+	case <-set:
+	case <-time.After(10 * time.Second):
+		t.Error("Set waited for the scrape in progress")
+	}
+	// Let the scrape finish.
+	for done := false; !done; {
+		select {
+		case <-ch:
+		case <-collected:
+			done = true
+		}
+	}
+	<-set
 }
