@@ -140,7 +140,7 @@ pipeline() {
     (cd "${ROOT}/controllers/helm" && go tool pprof -top -cum -nodecount=25 "${aprof}" 2>/dev/null | sed -n '4,31p' | sed 's/^/    /')
   fi
   if [[ -s "${rprof}" ]]; then
-    echo "  CPU profiles of the restart's first 30s: ${rprof}, ${rprof%.helm.cpu.pprof}.apiserver.cpu.pprof"
+    echo "  CPU profiles of the restart's first 60s: ${rprof}, ${rprof%.helm.cpu.pprof}.apiserver.cpu.pprof"
   fi
 }
 

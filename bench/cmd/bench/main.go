@@ -106,7 +106,7 @@ var (
 	since      = flag.Int64("since", 0, "restart phase: the restart's time, Unix nanoseconds")
 	results    = flag.String("results", "", "append the figures to this file, tab-separated")
 	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
-	pprofURL   = flag.String("pprof", "", "pipeline and restart phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 30s")
+	pprofURL   = flag.String("pprof", "", "pipeline and restart phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 60s")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
 	backend    = flag.String("backend-kubeconfig", "", "direct phase: kubeconfig of the helm controller's identity")
 	directOut  = flag.String("direct-out", "", "direct phase: write T_direct, in seconds, to this file")
@@ -625,8 +625,8 @@ func restart(label string) {
 	t0 := time.Unix(0, *since)
 	var profiled sync.WaitGroup
 	if *pprofURL != "" && *pprofOut != "" {
-		// Where the restart's time goes: its first lists, mostly.
-		d := 30 * time.Second
+		// Where the restart's time goes: its first lists and its reconciles.
+		d := 60 * time.Second
 		fmt.Printf("  profiling the restarted controller and the API server for the restart's first %.0fs\n", d.Seconds())
 		profiled.Add(2)
 		go func() { defer profiled.Done(); cpuProfile(*pprofURL, *pprofOut, d) }()
@@ -635,15 +635,23 @@ func restart(label string) {
 			apiserverProfile(context.Background(), strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
 		}()
 	}
-	var rec float64
-	stop := progress("restart", func() string { return fmt.Sprintf("%.0f/%d instances reconciled", rec, *n) })
+	var mu sync.Mutex
+	var rec, failed, depth float64
+	stop := progress("restart", func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return fmt.Sprintf("%.0f/%d instances reconciled (%.0f failed), %.0f queued", rec, *n, failed, depth)
+	})
 	measure.Poll("the restarted controller to settle", 30*time.Minute, measure.ScrapeEvery, func() bool {
 		s, err := measure.Scrape(url)
 		if err != nil {
 			return false
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		rec = measure.Sum(s, "controller_runtime_reconcile_total", map[string]string{"controller": *controller})
-		depth := measure.Sum(s, "workqueue_depth", map[string]string{"name": *controller})
+		failed = measure.Sum(s, "controller_runtime_reconcile_total", map[string]string{"controller": *controller, "result": "error"})
+		depth = measure.Sum(s, "workqueue_depth", map[string]string{"name": *controller})
 		return rec >= float64(*n) && depth == 0
 	})
 	settle := time.Since(t0)
@@ -653,6 +661,7 @@ func restart(label string) {
 	rows := [][]string{
 		measure.Figure(label, "restart: time to settle", settle.Seconds(), "s", 60, false),
 		measure.Figure(label, "restart: writes", float64(w), "", 0, false),
+		measure.Report(label, "restart: reconciles per instance", fmt.Sprintf("%.2f (%.0f failed)", rec/float64(*n), failed)),
 	}
 	rows = append(rows, rss(label, true)...)
 	measure.AppendRows(*results, rows...)
