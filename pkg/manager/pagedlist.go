@@ -25,23 +25,13 @@ import (
 // 10,000 instances and their 10,000 HelmReleases that is some 100 MiB of
 // decoded maps, above the steady state of the cache it is filling.
 //
-// pagedInformers bounds that fallback: the first list is asked "not older
-// than" resourceVersion 1 instead. That is the freshness "0" asks for (any
-// state the watch cache holds), but the watch cache honours the limit for
-// any version but "0", and serves the later pages from its snapshot at the
-// first page's version (ListFromCacheSnapshot, on by default since
-// Kubernetes 1.34; without it they come from etcd at that version). Each page
-// is transformed as soon as it is decoded, so the list being gathered holds
-// transformed objects and one page of decoded ones. The manager's transforms
-// (managed fields dropped, compactcache.Pack) are idempotent, so the
-// informer's own transform running again on those objects changes nothing.
-//
-// A consistent read (resourceVersion "") pages too, but without progress
-// notifications the API server answers it from etcd, at etcd's latest
-// revision, which its watch cache has not seen when anything else was
-// written since (a lease renewed, an event): then every page comes from etcd,
-// and every object is decoded from storage again. 60,000 HelmReleases in
-// pages of 500 took 16-21 s that way, and 8-10 s from the watch cache.
+// pagedInformers bounds that fallback: the first list is asked at the latest
+// version instead (a consistent read, which the API server pages), and each
+// page is transformed as soon as it is decoded, so the list being gathered
+// holds transformed objects and one page of decoded ones. The manager's
+// transforms (managed fields dropped, compactcache.Pack) are idempotent, so
+// the informer's own transform running again on those objects changes
+// nothing.
 
 // pagedInformers returns a cache.Options.NewInformer that lists in
 // transformed pages (see above). transform may be nil.
@@ -68,14 +58,14 @@ func objectTransforms(byObject map[client.Object]cache.ByObject) bool {
 }
 
 // pagedList wraps a list function: a paged first list from the watch cache
-// (resourceVersion "0", which the cache answers unpaged) is asked not older
-// than resourceVersion 1 instead, which the cache pages, and every item of
-// each page goes through transform before the page is returned.
+// (resourceVersion "0", which the cache answers unpaged) is asked at the
+// latest version instead, and every item of each page goes through
+// transform before the page is returned.
 func pagedList(list toolscache.ListWithContextFunc, transform toolscache.TransformFunc) toolscache.ListWithContextFunc {
 	return func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		if opts.Limit > 0 && opts.Continue == "" && opts.ResourceVersion == "0" {
-			opts.ResourceVersion = "1"
-			opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+			opts.ResourceVersion = ""
+			opts.ResourceVersionMatch = ""
 		}
 		page, err := list(ctx, opts)
 		if err != nil || transform == nil {
