@@ -32,6 +32,16 @@ import (
 // transforms (managed fields dropped, compactcache.Pack) are idempotent, so
 // the informer's own transform running again on those objects changes
 // nothing.
+//
+// The pages are not asked of the watch cache, although it pages a list asked
+// "not older than" a version other than "0", and serves it twice as fast as
+// etcd: it serves the later pages from its snapshot at the first page's
+// version, and an etcd compaction drops every snapshot older than the
+// compacted revision. On a kind with no write since the last compaction the
+// second page then goes to etcd at a compacted version, fails as expired, and
+// client-go's pager falls back to one list without a limit, which the watch
+// cache answers whole: a helm controller restarted over 100,000 quiet
+// instances that way peaked at 1.5 GiB.
 
 // pagedInformers returns a cache.Options.NewInformer that lists in
 // transformed pages (see above). transform may be nil.
