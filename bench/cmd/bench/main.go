@@ -242,12 +242,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 			if k == len(parts)/2 && *pprofURL != "" && *pprofOut != "" {
 				d := profileSpan(shortest)
 				fmt.Printf("  profiling the helm controller and the API server for %.0fs of this round\n", d.Seconds())
-				profiled.Add(2)
-				go func() { defer profiled.Done(); cpuProfile(*pprofURL, *pprofOut, d) }()
-				go func() {
-					defer profiled.Done()
-					apiserverProfile(ctx, strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
-				}()
+				profileBoth(ctx, &profiled, d)
 			}
 			dp = w.createAndWait(what, "statuses", lo, hi, &pipeCPU, func(i int) {
 				measure.Check(c.Create(ctx, instance(lo+i, spread[(lo+i)%len(spread)])))
@@ -415,6 +410,18 @@ func cpuTimes() map[string]time.Duration {
 		out[p.Name] = d
 	}
 	return out
+}
+
+// profileBoth takes CPU profiles of the instance controller (--pprof, into
+// --pprof-out) and of the API server (beside it, .apiserver.cpu.pprof) over
+// the next d, in the background; wg is done when both are saved.
+func profileBoth(ctx context.Context, wg *sync.WaitGroup, d time.Duration) {
+	wg.Add(2)
+	go func() { defer wg.Done(); cpuProfile(*pprofURL, *pprofOut, d) }()
+	go func() {
+		defer wg.Done()
+		apiserverProfile(ctx, strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
+	}()
 }
 
 // cpuProfile saves a CPU profile of d from a pprof endpoint (errors are
@@ -628,12 +635,7 @@ func restart(label string) {
 		// Where the restart's time goes: its first lists and its reconciles.
 		d := 60 * time.Second
 		fmt.Printf("  profiling the restarted controller and the API server for the restart's first %.0fs\n", d.Seconds())
-		profiled.Add(2)
-		go func() { defer profiled.Done(); cpuProfile(*pprofURL, *pprofOut, d) }()
-		go func() {
-			defer profiled.Done()
-			apiserverProfile(context.Background(), strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
-		}()
+		profileBoth(context.Background(), &profiled, d)
 	}
 	var mu sync.Mutex
 	var rec, failed, depth float64
