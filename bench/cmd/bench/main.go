@@ -245,7 +245,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 				profileBoth(ctx, &profiled, d)
 			}
 			dp = w.createAndWait(what, "statuses", lo, hi, &pipeCPU, func(i int) {
-				measure.Check(c.Create(ctx, instance(lo+i, spread[(lo+i)%len(spread)])))
+				measure.Check(c.Create(ctx, instance(i, spread[i%len(spread)])))
 			})
 			api = measure.AddDelta(api, apiBefore, apiserverMetrics(ctx))
 		}
