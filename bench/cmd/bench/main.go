@@ -630,6 +630,7 @@ func restart(label string) {
 	}
 	url := ctrls[0][1]
 	t0 := time.Unix(0, *since)
+	api0 := apiserverMetrics(context.Background())
 	var profiled sync.WaitGroup
 	if *pprofURL != "" && *pprofOut != "" {
 		// Where the restart's time goes: its first lists and its reconciles.
@@ -665,6 +666,17 @@ func restart(label string) {
 		measure.Figure(label, "restart: writes", float64(w), "", 0, false),
 		measure.Report(label, "restart: reconciles per instance", fmt.Sprintf("%.2f (%.0f failed)", rec/float64(*n), failed)),
 	}
+	// How the restarted controller filled its caches, as the API server saw
+	// it: first lists streamed from the watch cache (WatchList), their waits
+	// for the cache to be as fresh as etcd, and any list they fell back to.
+	api := apiserverMetrics(context.Background())
+	rows = append(rows,
+		measure.Report(label, "restart: streamed lists, mean (count) by resource",
+			measure.Means(api0, api, "apiserver_watch_list_duration_seconds", "resource")),
+		measure.Report(label, "restart: waits for a fresh watch cache, mean (count) by resource",
+			measure.Means(api0, api, "apiserver_watch_cache_read_wait_seconds", "resource")),
+		measure.Report(label, "restart: the API server's requests, watches aside",
+			measure.RequestMix(api0, api, 1)))
 	rows = append(rows, rss(label, true)...)
 	measure.AppendRows(*results, rows...)
 }

@@ -154,6 +154,29 @@ rest_client_requests_total{code="409",host="h",method="PATCH"} 10
 	}
 }
 
+func TestMeans(t *testing.T) {
+	before := ParseMetrics(strings.NewReader(`
+apiserver_watch_list_duration_seconds_sum{resource="benches",scope="cluster"} 1
+apiserver_watch_list_duration_seconds_count{resource="benches",scope="cluster"} 1
+`))
+	after := ParseMetrics(strings.NewReader(`
+apiserver_watch_list_duration_seconds_bucket{resource="benches",scope="cluster",le="1"} 1
+apiserver_watch_list_duration_seconds_sum{resource="benches",scope="cluster"} 5
+apiserver_watch_list_duration_seconds_count{resource="benches",scope="cluster"} 3
+apiserver_watch_list_duration_seconds_sum{resource="helmreleases",scope="cluster"} 4.1
+apiserver_watch_list_duration_seconds_count{resource="helmreleases",scope="cluster"} 1
+apiserver_watch_list_duration_seconds_sum{resource="namespaces",scope="cluster"} 0.5
+apiserver_watch_list_duration_seconds_count{resource="namespaces",scope="cluster"} 0
+`))
+	if got, want := Means(before, after, "apiserver_watch_list_duration_seconds", "resource"),
+		"helmreleases 4.10s (1), benches 2.00s (2)"; got != want {
+		t.Fatalf("Means = %q, want %q", got, want)
+	}
+	if got := Means(after, after, "apiserver_watch_list_duration_seconds", "resource"); got != "" {
+		t.Fatalf("Means with nothing observed = %q, want none", got)
+	}
+}
+
 func TestFlowMix(t *testing.T) {
 	after := ParseMetrics(strings.NewReader(`
 apiserver_flowcontrol_dispatched_requests_total{flow_schema="service-accounts",priority_level="workload-low"} 300
