@@ -88,9 +88,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.watchMonitors(mgr); err != nil {
 		return fmt.Errorf("watching WorkloadMonitors: %w", err)
 	}
+	defs, err := ownSync(context.Background(), mgr.GetCache(), &cozyv1alpha1.ApplicationDefinition{})
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Name + "-definitions").
-		For(&cozyv1alpha1.ApplicationDefinition{}).
+		WatchesRawSource(defs).
 		Complete(reconcileFunc(r.reconcileDefinition))
 }
 
