@@ -220,27 +220,13 @@ func Means(before, after []Sample, name, label string) string {
 		return m
 	}
 	sums, counts := delta("_sum"), delta("_count")
-	type mean struct {
-		key      string
-		mean, of float64
-	}
-	var out []mean
+	var out []ranked
 	for k, c := range counts {
 		if c > 0 {
-			out = append(out, mean{k, sums[k] / c, c})
+			out = append(out, ranked{k, sums[k] / c, fmt.Sprintf("%s %.2fs (%.0f)", k, sums[k]/c, c)})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].mean != out[j].mean {
-			return out[i].mean > out[j].mean
-		}
-		return out[i].key < out[j].key
-	})
-	parts := make([]string, len(out))
-	for i, m := range out {
-		parts[i] = fmt.Sprintf("%s %.2fs (%.0f)", m.key, m.mean, m.of)
-	}
-	return strings.Join(parts, ", ")
+	return joinRanked(out)
 }
 
 // mix counts the samples called name by key (those whose key is empty left
@@ -260,25 +246,35 @@ func mix(before, after []Sample, n int, name string, key func(Sample) string) st
 		return m
 	}
 	b, a := count(before), count(after)
-	type kv struct {
-		key string
-		per float64
-	}
-	var out []kv
+	var out []ranked
 	for k, v := range a {
 		if per := (v - b[k]) / float64(n); per >= 0.01 {
-			out = append(out, kv{k, per})
+			out = append(out, ranked{k, per, fmt.Sprintf("%s %.2f", k, per)})
 		}
 	}
+	return joinRanked(out)
+}
+
+// ranked is one entry of a summary line: its key, the value it is ranked
+// by, and its text.
+type ranked struct {
+	key   string
+	value float64
+	text  string
+}
+
+// joinRanked joins the entries' texts, the highest value first (equal
+// values by key).
+func joinRanked(out []ranked) string {
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].per != out[j].per {
-			return out[i].per > out[j].per
+		if out[i].value != out[j].value {
+			return out[i].value > out[j].value
 		}
 		return out[i].key < out[j].key
 	})
 	parts := make([]string, len(out))
-	for i, x := range out {
-		parts[i] = fmt.Sprintf("%s %.2f", x.key, x.per)
+	for i, r := range out {
+		parts[i] = r.text
 	}
 	return strings.Join(parts, ", ")
 }
