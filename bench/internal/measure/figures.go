@@ -205,16 +205,12 @@ func Mix(before, after []Sample, n int, name string, labels ...string) string {
 // longest first: "helmreleases 4.10s (1), benches 2.00s (1)". It shows where
 // a phase waited, as the API server measured it.
 func Means(before, after []Sample, name, label string) string {
+	grown := AddDelta(nil, before, after)
 	delta := func(suffix string) map[string]float64 {
 		m := map[string]float64{}
-		for _, s := range after {
+		for _, s := range grown {
 			if s.Name == name+suffix {
 				m[s.Labels[label]] += s.Value
-			}
-		}
-		for _, s := range before {
-			if s.Name == name+suffix {
-				m[s.Labels[label]] -= s.Value
 			}
 		}
 		return m
