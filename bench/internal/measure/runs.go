@@ -2,7 +2,10 @@ package measure
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -68,4 +71,35 @@ func InTurns(name string, prepare func(k int), raw, pipe func(k int) time.Durati
 		raws, pipes = append(raws, dr), append(pipes, dp)
 	}
 	return raws, pipes
+}
+
+// KeepRun keeps x, the figure of run k (1-based) of a measurement whose runs
+// are separate processes, in the file at path, and returns the figures of
+// runs 1 to k. Run 1 starts the file afresh; a later run reads the runs
+// before it and fails unless all k-1 of them are there, so a run missed or
+// repeated is an error rather than a median of fewer runs.
+func KeepRun(path string, k int, x float64) ([]float64, error) {
+	var xs []float64
+	if k > 1 {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading the runs before run %d: %w", k, err)
+		}
+		for _, f := range strings.Fields(string(b)) {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			xs = append(xs, v)
+		}
+		if len(xs) != k-1 {
+			return nil, fmt.Errorf("%s holds %d runs, run %d needs the %d before it", path, len(xs), k, k-1)
+		}
+	}
+	xs = append(xs, x)
+	var b strings.Builder
+	for _, v := range xs {
+		fmt.Fprintf(&b, "%s\n", strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return xs, os.WriteFile(path, []byte(b.String()), 0o644)
 }

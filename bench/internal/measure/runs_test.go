@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -82,5 +83,31 @@ func TestInTurns(t *testing.T) {
 	}
 	if raws[1] != 2*time.Second || pipes[2] != 12*time.Second {
 		t.Errorf("times %v %v: each run's own", raws, pipes)
+	}
+}
+
+func TestKeepRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs")
+	// A later run with no run before it on record is an error.
+	if _, err := KeepRun(path, 2, 1); err == nil {
+		t.Error("run 2 with no run 1: no error")
+	}
+	for k, x := range []float64{41.5, 38.25, 44} {
+		got, err := KeepRun(path, k+1, x)
+		if err != nil {
+			t.Fatalf("run %d: %v", k+1, err)
+		}
+		if want := []float64{41.5, 38.25, 44}[:k+1]; !reflect.DeepEqual(got, want) {
+			t.Errorf("run %d: %v, want %v", k+1, got, want)
+		}
+	}
+	// A run repeated (the file already holds three) is an error, not a
+	// median of a different set of runs.
+	if _, err := KeepRun(path, 3, 50); err == nil {
+		t.Error("run 3 with three runs on record: no error")
+	}
+	// Run 1 starts afresh.
+	if got, err := KeepRun(path, 1, 7); err != nil || !reflect.DeepEqual(got, []float64{7}) {
+		t.Errorf("run 1 again: %v %v, want [7]", got, err)
 	}
 }
