@@ -122,20 +122,31 @@ pipeline() {
   # (3) times: the time to settle is judged on the runs' median.
   local rprof="${prof%.helm.cpu.pprof}.restart.helm.cpu.pprof"
   rm -f "${rprof}" "${rprof%.helm.cpu.pprof}.apiserver.cpu.pprof"
-  local r running=helm p since
+  local r running=helm p since starting
   for r in 1 2 3; do
+    # The API server's counters before the restart, against which the first
+    # restart's first lists are reported.
+    bench --phase apiserver-metrics --apiserver-metrics "${DIR}/apiserver.before"
     p=$(pid "${running}")
     kill -TERM -- "-${p}" 2>/dev/null || kill -TERM "${p}"
     while kill -0 "${p}" 2>/dev/null; do sleep 0.1; done
     running="helm-restarted-${r}"
     since=$(date +%s%N)
+    # The bench watches the restart from the controller's start: its
+    # readiness waits for its caches, which are most of a restart.
     CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start-as "${DIR}" "${running}" helm $((CPB + 20)) \
-      --pprof-bind-address "127.0.0.1:$((CPB + 22))"
+      --pprof-bind-address "127.0.0.1:$((CPB + 22))" &
+    starting=$!
+    while [[ ! -s "${DIR}/${running}.pid" ]]; do
+      kill -0 "${starting}" 2>/dev/null || die "controller ${running} did not start"
+      sleep 0.05
+    done
     # The first restart is profiled over its first 60s.
     bench --phase restart --setting "${setting}" --n "${n}" --metrics "helm=$(m $((CPB + 20)))" \
       --pprof "http://127.0.0.1:$((CPB + 22))" --pprof-out "${rprof}" \
-      --restart-run "${r}" --restarts-file "${DIR}/restarts" \
+      --restart-run "${r}" --restarts-file "${DIR}/restarts" --apiserver-metrics "${DIR}/apiserver.before" \
       --pids "${running}=$(pid "${running}")" --since "${since}"
+    wait "${starting}" || die "controller ${running} did not get ready"
   done
   if [[ -s "${prof}" ]]; then
     echo "  CPU profile of the helm controller (the pipeline's middle round): ${prof}; top functions:"

@@ -58,6 +58,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -95,7 +96,7 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
-	phase      = flag.String("phase", "pipeline", "direct, pipeline, restart, kro, create, fanout, delete (shapes.go) or manykinds (manykinds.go)")
+	phase      = flag.String("phase", "pipeline", "direct, pipeline, apiserver-metrics, restart, kro, create, fanout, delete (shapes.go) or manykinds (manykinds.go)")
 	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
 	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
@@ -107,6 +108,7 @@ var (
 	since      = flag.Int64("since", 0, "restart phase: the restart's time, Unix nanoseconds")
 	restartRun = flag.Int("restart-run", 1, "restart phase: which of measure.Runs restarts over the same instances this is (1-based); the last one reports their median")
 	restartsTo = flag.String("restarts-file", "", "restart phase: the file the restarts' times to settle are kept in from one run to the next")
+	apiBefore  = flag.String("apiserver-metrics", "", "apiserver-metrics phase: write the API server's metrics to this file; restart phase: read them from it, as they were before the restart")
 	results    = flag.String("results", "", "append the figures to this file, tab-separated")
 	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
 	pprofURL   = flag.String("pprof", "", "pipeline and restart phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 60s")
@@ -144,6 +146,8 @@ func main() {
 		direct(ctx, c, label)
 	case "pipeline":
 		pipeline(ctx, c, scheme, label)
+	case "apiserver-metrics":
+		measure.Check(os.WriteFile(*apiBefore, apiserverMetricsText(ctx), 0o644))
 	case "restart":
 		restart(label)
 	case "kro":
@@ -634,17 +638,28 @@ func restart(label string) {
 	if len(ctrls) == 0 {
 		measure.Check(fmt.Errorf("restart needs --metrics"))
 	}
-	if *restartsTo == "" || *restartRun < 1 || *restartRun > measure.Runs {
-		measure.Check(fmt.Errorf("restart needs --restarts-file and a --restart-run from 1 to %d", measure.Runs))
+	if *restartsTo == "" || *apiBefore == "" || *restartRun < 1 || *restartRun > measure.Runs {
+		measure.Check(fmt.Errorf("restart needs --restarts-file, --apiserver-metrics and a --restart-run from 1 to %d", measure.Runs))
 	}
 	url := ctrls[0][1]
 	t0 := time.Unix(0, *since)
 	run := fmt.Sprintf("restart %d/%d", *restartRun, measure.Runs)
 	first := *restartRun == 1
-	api0 := apiserverMetrics(context.Background())
+	before, err := os.ReadFile(*apiBefore)
+	measure.Check(err)
+	api0 := measure.ParseMetrics(bytes.NewReader(before))
 	var profiled sync.WaitGroup
 	if first && *pprofURL != "" && *pprofOut != "" {
 		// Where the restart's time goes: its first lists and its reconciles.
+		// The bench starts as the controller does (hack/bench.sh), and its
+		// profiler serves before its informers start.
+		measure.WaitFor("the restarted controller's profiler", time.Minute, func() bool {
+			resp, err := http.Get(*pprofURL + "/debug/pprof/") //nolint:gosec // local URL
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err == nil && resp.StatusCode == http.StatusOK
+		})
 		d := 60 * time.Second
 		fmt.Printf("  profiling the restarted controller and the API server for the restart's first %.0fs\n", d.Seconds())
 		profileBoth(context.Background(), &profiled, d)
@@ -657,7 +672,7 @@ func restart(label string) {
 		return fmt.Sprintf("%.0f/%d instances reconciled (%.0f failed), %.0f queued", rec, *n, failed, depth)
 	})
 	measure.Poll("the restarted controller to settle", 30*time.Minute, measure.ScrapeEvery, func() bool {
-		s, err := measure.Scrape(url)
+		s, err := measure.ScrapeOnly(url, "controller_runtime_reconcile_total", "workqueue_depth")
 		if err != nil {
 			return false
 		}
@@ -703,9 +718,14 @@ func restart(label string) {
 
 // apiserverMetrics scrapes the API server's own metrics.
 func apiserverMetrics(ctx context.Context) []measure.Sample {
+	return measure.ParseMetrics(bytes.NewReader(apiserverMetricsText(ctx)))
+}
+
+// apiserverMetricsText is the API server's metrics as it serves them.
+func apiserverMetricsText(ctx context.Context) []byte {
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	measure.Check(err)
-	return measure.APIServerMetrics(ctx, cfg)
+	return measure.APIServerMetricsText(ctx, cfg)
 }
 
 // rss reports the peak RSS of each process of --pids, judged against its

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,6 +77,13 @@ type Sample struct {
 // ParseMetrics reads the samples of a Prometheus text exposition; comments
 // and malformed lines are skipped.
 func ParseMetrics(r io.Reader) []Sample {
+	return parseMetrics(r, nil)
+}
+
+// parseMetrics is ParseMetrics of the samples whose metric name keep keeps
+// (all when keep is nil); the others are skipped before their labels are
+// read.
+func parseMetrics(r io.Reader, keep func(name string) bool) []Sample {
 	var out []Sample
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -83,6 +91,11 @@ func ParseMetrics(r io.Reader) []Sample {
 		l := strings.TrimSpace(sc.Text())
 		if l == "" || l[0] == '#' {
 			continue
+		}
+		if keep != nil {
+			if i := strings.IndexAny(l, "{ "); i < 0 || !keep(l[:i]) {
+				continue
+			}
 		}
 		s := Sample{Labels: map[string]string{}}
 		rest := l
@@ -218,7 +231,7 @@ func Means(before, after []Sample, name, label string) string {
 	sums, counts := delta("_sum"), delta("_count")
 	var out []ranked
 	for k, c := range counts {
-		if c > 0 {
+		if c > 0 && sums[k]/c >= 0.005 {
 			out = append(out, ranked{k, sums[k] / c, fmt.Sprintf("%s %.2fs (%.0f)", k, sums[k]/c, c)})
 		}
 	}
@@ -287,12 +300,30 @@ func WriteCount(samples []Sample) int {
 
 // Scrape fetches and parses a metrics URL.
 func Scrape(url string) ([]Sample, error) {
+	return ScrapeOnly(url)
+}
+
+// ScrapeOnly fetches a metrics URL and parses the samples of the metrics
+// named (all when none is): a poll of a controller holding 100,000 objects'
+// readiness series (pkg/readymetric) then reads the few it needs of some
+// 10 MB. The names are asked of the endpoint too (client_golang's name[]
+// filter, where it serves one), so it may leave the others out.
+func ScrapeOnly(url string, names ...string) ([]Sample, error) {
+	var keep func(string) bool
+	if len(names) > 0 {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = "name[]=" + n
+		}
+		url += "?" + strings.Join(q, "&")
+		keep = func(name string) bool { return slices.Contains(names, name) }
+	}
 	resp, err := http.Get(url) //nolint:gosec // a local URL given on the command line
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return ParseMetrics(resp.Body), nil
+	return parseMetrics(resp.Body, keep), nil
 }
 
 // KV parses "a=1,b=2" into ordered pairs.

@@ -1,6 +1,10 @@
 package measure
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +171,8 @@ apiserver_watch_list_duration_seconds_sum{resource="helmreleases",scope="cluster
 apiserver_watch_list_duration_seconds_count{resource="helmreleases",scope="cluster"} 1
 apiserver_watch_list_duration_seconds_sum{resource="namespaces",scope="cluster"} 0.5
 apiserver_watch_list_duration_seconds_count{resource="namespaces",scope="cluster"} 0
+apiserver_watch_list_duration_seconds_sum{resource="leases",scope="cluster"} 0.004
+apiserver_watch_list_duration_seconds_count{resource="leases",scope="cluster"} 2
 `))
 	if got, want := Means(before, after, "apiserver_watch_list_duration_seconds", "resource"),
 		"helmreleases 4.10s (1), benches 2.00s (2)"; got != want {
@@ -221,5 +227,34 @@ func TestProcesses(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("Processes = %v, want %v", got, want)
 		}
+	}
+}
+
+func TestScrapeOnly(t *testing.T) {
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = r.URL.Query()["name[]"]
+		fmt.Fprint(w, `# TYPE workqueue_depth gauge
+workqueue_depth{name="cozystack-helm"} 3
+controller_runtime_reconcile_total{controller="cozystack-helm",result="success"} 7
+cozystack_resource_ready{kind="Bench",name="app-1",namespace="t",status="True"} 1
+workqueue_depth_other 9
+`)
+	}))
+	defer srv.Close()
+	got, err := ScrapeOnly(srv.URL, "workqueue_depth", "controller_runtime_reconcile_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"workqueue_depth", "controller_runtime_reconcile_total"}; !slices.Equal(asked, want) {
+		t.Errorf("asked for %v, want %v", asked, want)
+	}
+	if len(got) != 2 || Sum(got, "workqueue_depth", nil) != 3 ||
+		Sum(got, "controller_runtime_reconcile_total", map[string]string{"controller": "cozystack-helm"}) != 7 {
+		t.Errorf("ScrapeOnly kept %v, want the depth (3) and the reconciles (7) alone", got)
+	}
+	all, err := Scrape(srv.URL)
+	if err != nil || len(all) != 4 || asked != nil {
+		t.Errorf("Scrape: %d samples (%v), asked %v; want all 4, no names asked", len(all), err, asked)
 	}
 }

@@ -47,11 +47,16 @@ func Client(kubeconfig string, qps float32, burst int, adders ...func(*runtime.S
 
 // APIServerMetrics scrapes the API server's own metrics.
 func APIServerMetrics(ctx context.Context, cfg *rest.Config) []Sample {
+	return ParseMetrics(bytes.NewReader(APIServerMetricsText(ctx, cfg)))
+}
+
+// APIServerMetricsText is the API server's /metrics as it serves them.
+func APIServerMetricsText(ctx context.Context, cfg *rest.Config) []byte {
 	cs, err := kubernetes.NewForConfig(cfg)
 	Check(err)
 	b, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	Check(err)
-	return ParseMetrics(bytes.NewReader(b))
+	return b
 }
 
 // WaitFor polls cond every 100ms and exits the process when it does not hold
