@@ -15,6 +15,9 @@
 package readymetric
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,9 +53,17 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect copies the statuses under the lock and makes the series after
 // releasing it: a scrape at 100,000 objects takes a good part of a second to
-// send its series, and the reconcilers calling Set must not wait for it.
+// send its series, and the reconcilers calling Set must not wait for it. The
+// series go out in the order the registry sorts a family's metrics in (by
+// their label values, the labels by name: kind, name, namespace), so its
+// sort finds them in order instead of comparing label pairs some two
+// million times (a third of a scrape at 100,000).
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	for _, e := range c.snapshot() {
+	entries := c.snapshot()
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(strings.Compare(a.kind, b.kind), strings.Compare(a.name, b.name), strings.Compare(a.namespace, b.namespace))
+	})
+	for _, e := range entries {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, e.kind, e.namespace, e.name, string(e.status))
 	}
 }

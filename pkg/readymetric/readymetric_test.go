@@ -1,12 +1,14 @@
 package readymetric
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -67,4 +69,38 @@ func TestSetDuringAScrape(t *testing.T) {
 		}
 	}
 	<-set
+}
+
+// The series go out sorted as the registry sorts them: by kind, name, then
+// namespace (the labels in the order of their names).
+func TestCollectInTheRegistrysOrder(t *testing.T) {
+	objects := [][2]string{{"b", "x"}, {"a", "y"}, {"a", "x"}, {"c", "a"}}
+	for _, o := range objects {
+		Set("Redis", o[1], o[0], metav1.ConditionTrue)
+		Set("Postgres", o[1], o[0], metav1.ConditionFalse)
+		defer Forget("Redis", o[1], o[0])
+		defer Forget("Postgres", o[1], o[0])
+	}
+	ch := make(chan prometheus.Metric, 2*len(objects))
+	gauge.Collect(ch)
+	close(ch)
+	var got []string
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		var vs []string
+		for _, l := range d.GetLabel() { // by name: kind, name, namespace, status
+			vs = append(vs, l.GetValue())
+		}
+		got = append(got, strings.Join(vs, "/"))
+	}
+	want := []string{
+		"Postgres/a/x/False", "Postgres/a/y/False", "Postgres/b/x/False", "Postgres/c/a/False",
+		"Redis/a/x/True", "Redis/a/y/True", "Redis/b/x/True", "Redis/c/a/True",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("series in the order\n%v\nwant\n%v", got, want)
+	}
 }
