@@ -31,7 +31,9 @@ import (
 // LostMetric counts the events a process recorded and did not write, by
 // why: "queue-full" (dropped, too many waiting to be written), "refused"
 // (the API server refused it) or "unreachable" (every try failed in
-// transit). Documented in docs/metrics.md.
+// transit). An event refused because its namespace is being deleted is not
+// counted: it has nowhere to go and nobody to read it. Documented in
+// docs/metrics.md.
 const LostMetric = "cozystack_events_lost_total"
 
 // The reasons of LostMetric.
@@ -304,7 +306,15 @@ func (s *Sender) write(ctx context.Context, j job) {
 	for try := 1; ; try++ {
 		retry, err := s.send(ctx, j)
 		if !retry {
-			if err != nil {
+			switch {
+			case err == nil:
+			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+				// The object's namespace is being deleted, the object with
+				// it: nothing can be written there, and nobody is left to
+				// read it. Not a loss to alert on (client-go's recorder
+				// keeps quiet about it too).
+				s.log.V(1).Info("event not written: its namespace is being deleted", "namespace", j.ev.Namespace, "name", j.ev.Name, "reason", j.ev.Reason)
+			default:
 				lost.WithLabelValues(lostRefused).Inc()
 				s.log.Error(err, "event not written", "namespace", j.ev.Namespace, "name", j.ev.Name, "reason", j.ev.Reason)
 			}

@@ -10,9 +10,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
@@ -213,5 +216,44 @@ func TestTruncate(t *testing.T) {
 		if got := truncate(tc.in, tc.n); got != tc.want {
 			t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+// refusing fails every create with err.
+type refusing struct {
+	events.EventSink
+	err error
+}
+
+func (r refusing) Create(context.Context, *eventsv1.Event) (*eventsv1.Event, error) {
+	return nil, r.err
+}
+
+// TestSenderNamespaceTerminating: an event the API server refuses because
+// its namespace is being deleted is not counted as lost (the object goes
+// with its namespace); any other refusal is.
+func TestSenderNamespaceTerminating(t *testing.T) {
+	gr := schema.GroupResource{Group: "events.k8s.io", Resource: "events"}
+	terminating := apierrors.NewForbidden(gr, "app-1.1", errors.New("unable to create new content in namespace tenant-a because it is being terminated"))
+	terminating.ErrStatus.Details.Causes = append(terminating.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type: corev1.NamespaceTerminatingCause, Message: "namespace tenant-a is being terminated", Field: "metadata.namespace"})
+	ev := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "app-1.1"}, Reason: "BackingObjectDeleted"}
+	for _, c := range []struct {
+		name string
+		err  error
+		lost float64
+	}{
+		{"namespace terminating", terminating, 0},
+		{"forbidden", apierrors.NewForbidden(gr, "app-1.1", errors.New("no")), 1},
+		{"invalid", apierrors.NewInvalid(schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}, "app-1.1", nil), 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSender(refusing{err: c.err}, clock.RealClock{}, testr.New(t))
+			before := testutil.ToFloat64(lost.WithLabelValues(lostRefused))
+			s.write(context.Background(), job{ev: ev})
+			if got := testutil.ToFloat64(lost.WithLabelValues(lostRefused)) - before; got != c.lost {
+				t.Errorf("refused events counted: %v, want %v", got, c.lost)
+			}
+		})
 	}
 }
