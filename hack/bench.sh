@@ -44,8 +44,8 @@ PARTS=${BENCH_SETTINGS:-defaults shards gateway}
 SHAPES=${BENCH_SHAPES:-create fanout delete manykinds terraform gateways}
 for s in ${SHAPES}; do
   case ${s} in
-    create | fanout | delete | manykinds | terraform | gateways) ;;
-    *) die "bench: unknown shape ${s} (create fanout delete manykinds terraform gateways)" ;;
+    create | fanout | delete | manykinds | terraform | terraform-create | terraform-fanout | terraform-delete | gateways) ;;
+    *) die "bench: unknown shape ${s} (create fanout delete manykinds terraform gateways; terraform-create, -fanout or -delete for one part of terraform)" ;;
   esac
 done
 has_shape() { [[ " ${SHAPES} " == *" $1 "* ]]; }
@@ -189,9 +189,12 @@ shape() {
   log "bench: ${setting}, N=${n}, at the controllers' defaults"
   fresh
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
-  CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" "${backend}" "${backend}" $((CPB + 4))
+  # Its profiler gives the create shape the controller's live heap.
+  CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" "${backend}" "${backend}" $((CPB + 4)) \
+    --pprof-bind-address "127.0.0.1:$((CPB + 10))"
   bench --phase "${shape}" --backend "${backend}" --controller "cozystack-${backend}" --setting "${setting}, defaults" \
     --n "${n}" --kinds "${BENCH_KINDS:-50}" --metrics "appdef=$(m $((CPB + 2))),${backend}=$(m $((CPB + 4)))" \
+    --pprof "http://127.0.0.1:$((CPB + 10))" \
     --pids "appdef=$(pid appdef),${backend}=$(pid "${backend}")" --cpu "$(plane)" || failed=1
 }
 
@@ -281,11 +284,11 @@ for s in fanout delete manykinds; do
     for n in ${SIZES}; do shape "${s}" "${n}"; done
   fi
 done
-if has_shape terraform; then
-  for n in ${SIZES}; do
-    for s in create fanout delete; do shape "${s}" "${n}" terraform; done
+for n in ${SIZES}; do
+  for s in create fanout delete; do
+    if has_shape terraform || has_shape "terraform-${s}"; then shape "${s}" "${n}" terraform; fi
   done
-fi
+done
 ROUTES=${BENCH_ROUTES:-5000}
 has_shape gateways && [[ " ${PARTS} " == *" gateway "* && ${ROUTES} -gt 0 ]] && gateway "${ROUTES}"
 log "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -111,7 +111,7 @@ var (
 	apiBefore  = flag.String("apiserver-metrics", "", "apiserver-metrics phase: write the API server's metrics to this file; restart phase: read them from it, as they were before the restart")
 	results    = flag.String("results", "", "append the figures to this file, tab-separated")
 	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
-	pprofURL   = flag.String("pprof", "", "pipeline and restart phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 60s")
+	pprofURL   = flag.String("pprof", "", "pipeline, restart and create phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 60s; its live heap before and after the instances")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
 	backend    = flag.String("backend-kubeconfig", "", "direct phase: kubeconfig of the helm controller's identity")
 	directOut  = flag.String("direct-out", "", "direct phase: write T_direct, in seconds, to this file")
@@ -223,7 +223,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	inst := &metav1.PartialObjectMetadata{}
 	inst.SetGroupVersionKind(benchGVK)
 	w := newWatcher(ctx, scheme, inst, "", statusWritten)
-	heap0 := liveHeap(ctrls)
+	heap0 := liveHeap(ctrls, "helm")
 	before, apiStart := writes(ctrls), apiserverMetrics(ctx)
 	var (
 		api                   []measure.Sample // the API server's counters over the pipeline's rounds
@@ -275,7 +275,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 			round, hi-lo, dr.Seconds(), hi-lo, dp.Seconds(), perRound[k])
 	}
 	releases := countObjects(ctx, c, releaseGVK, "", client.HasLabels{appsv1alpha1.LabelApplicationKind})
-	heapN := liveHeap(ctrls)
+	heapN := liveHeap(ctrls, "helm")
 	if *pprofURL != "" && *pprofOut != "" {
 		// What the controller holds with every instance in place.
 		profile(*pprofURL+"/debug/pprof/heap?gc=1", strings.TrimSuffix(*pprofOut, ".cpu.pprof")+".heap.pprof")
@@ -321,11 +321,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		measure.Report(label, "API requests per instance, watches aside", measure.RequestMix(nil, api, *n)),
 		measure.Report(label, "CPU seconds during the raw creates", rawCPU.Format(cores)),
 		measure.Report(label, "CPU seconds during the pipeline", pipeCPU.Format(cores)))
-	if heap0 >= 0 && heapN >= 0 {
-		rows = append(rows,
-			measure.Report(label, "helm live heap with no instance, then with every instance", fmt.Sprintf("%.1f MiB, %.1f MiB", heap0/(1<<20), heapN/(1<<20))),
-			measure.Figure(label, "helm memory per instance beyond the base (live heap)", (heapN-heap0)/float64(*n), " B", 2048, false))
-	}
+	rows = append(rows, heapRows(label, "helm", heap0, heapN, *n)...)
 	for _, kv := range ctrls {
 		s, err := measure.Scrape(kv[1])
 		measure.Check(err)
@@ -374,13 +370,13 @@ func quotasCount(ctx context.Context, c client.Client, tenants int) {
 	})
 }
 
-// liveHeap is the helm controller's live heap in bytes (its heap after a
-// garbage collection the bench asks for through pprof), or -1 without the
-// controller's pprof and metrics.
-func liveHeap(ctrls [][2]string) float64 {
+// liveHeap is the live heap in bytes of the controller called name in ctrls
+// (its heap after a garbage collection the bench asks for through pprof), or
+// -1 without the controller's pprof and metrics.
+func liveHeap(ctrls [][2]string, name string) float64 {
 	url := ""
 	for _, kv := range ctrls {
-		if kv[0] == "helm" {
+		if kv[0] == name {
 			url = kv[1]
 		}
 	}
@@ -394,6 +390,19 @@ func liveHeap(ctrls [][2]string) float64 {
 	s, err := measure.Scrape(url)
 	measure.Check(err)
 	return measure.Sum(s, "go_memstats_heap_alloc_bytes", nil)
+}
+
+// heapRows report a controller's live heap with no instance (heap0) and with
+// n (heapN), and judge what it holds per instance beyond the first against
+// 2 KiB; none without both (liveHeap).
+func heapRows(label, name string, heap0, heapN float64, n int) [][]string {
+	if heap0 < 0 || heapN < 0 {
+		return nil
+	}
+	return [][]string{
+		measure.Report(label, name+" live heap with no instance, then with every instance", fmt.Sprintf("%.1f MiB, %.1f MiB", heap0/(1<<20), heapN/(1<<20))),
+		measure.Figure(label, name+" memory per instance beyond the base (live heap)", (heapN-heap0)/float64(n), " B", 2048, false),
+	}
 }
 
 // profileSpan is how long the CPU profiles of the pipeline's middle round

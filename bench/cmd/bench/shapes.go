@@ -170,6 +170,7 @@ func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		label, *n, be.items, *n, measure.Runs, *workers)
 	var cpuRaw, cpuPipe measure.Tally
 	var writesPer []float64
+	heap0 := liveHeap(ctrls, *backendArg)
 	raws, pipes := measure.InTurns("create", nil, func(r int) time.Duration {
 		d := timed(fmt.Sprintf("raw creates, run %d", r+1), be.items, *n, &cpuRaw, func(i int) {
 			measure.Check(c.Create(ctx, be.raw(r**n+i)))
@@ -189,8 +190,12 @@ func createShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		return d
 	})
 	checkBacked(ctx, c, ns, measure.Runs**n)
+	// The raw objects carry labels no controller selects, so the heap beyond
+	// the base is the runs' instances and their backing objects.
+	heapN := liveHeap(ctrls, *backendArg)
 	rows := runRows(label, "create", "raw creates", "instances to the last status", 3, raws, pipes, &cpuRaw, &cpuPipe)
 	rows = append(rows, measure.Report(label, "create: controller writes per instance, events included, each run", measure.Floats(writesPer)))
+	rows = append(rows, heapRows(label, "create: "+*backendArg, heap0, heapN, measure.Runs**n)...)
 	rows = append(rows, rss(label, true)...)
 	finish(rows)
 }
