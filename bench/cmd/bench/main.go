@@ -83,6 +83,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -727,14 +728,19 @@ func restart(label string) {
 
 // apiserverMetrics scrapes the API server's own metrics.
 func apiserverMetrics(ctx context.Context) []measure.Sample {
-	return measure.ParseMetrics(bytes.NewReader(apiserverMetricsText(ctx)))
+	return measure.APIServerMetrics(ctx, apiserverConfig())
 }
 
 // apiserverMetricsText is the API server's metrics as it serves them.
 func apiserverMetricsText(ctx context.Context) []byte {
+	return measure.APIServerMetricsText(ctx, apiserverConfig())
+}
+
+// apiserverConfig is the client configuration of --kubeconfig.
+func apiserverConfig() *rest.Config {
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	measure.Check(err)
-	return measure.APIServerMetricsText(ctx, cfg)
+	return cfg
 }
 
 // rss reports the peak RSS of each process of --pids, judged against its
