@@ -212,7 +212,7 @@ gateway() {
   local args="${ARGS} --watch-label-selector bench.cozystack.io/raw!=true"
   log "bench: gateway controllers, ${routes} routes, ${BENCH_TENANT_GATEWAYS:-1000} TenantGateways"
   fresh
-  CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start "${DIR}" "${gw[@]}"
+  CONTROLLER_PPROF_BASE=$((CPB + 50)) CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start "${DIR}" "${gw[@]}"
   for c in "${gw[@]}"; do
     i=$((i + 1))
     metrics+=("${c}=$(m $((CPB + 2 * i)))")
@@ -222,6 +222,17 @@ gateway() {
     --memory-limits "${memory_limits}")
   "${gb[@]}" --phase work --routes "${routes}" --tenant-gateways "${BENCH_TENANT_GATEWAYS:-1000}" \
     --pids "$(IFS=,; echo "${pids[*]}")" || failed=1
+  # Each controller's live heap over everything the runs left: where its
+  # memory goes.
+  i=0
+  for c in "${gw[@]}"; do
+    i=$((i + 1))
+    local heap="${CACHE}/bench-gateway-${c}.heap.pprof"
+    if curl -fsS -o "${heap}" "http://127.0.0.1:$((CPB + 50 + i))/debug/pprof/heap?gc=1"; then
+      echo "  ${c}: live heap, heaviest allocation sites (${heap}):"
+      (cd "${ROOT}/controllers/${c}" && go tool pprof -sample_index=inuse_space -top -nodecount=10 "${BIN}/controller-${c}" "${heap}" 2>/dev/null | sed -n '2,16p' | sed 's/^/    /')
+    fi
+  done
   "${ROOT}/hack/controllers.sh" stop "${DIR}" >/dev/null
   RESYNC_PERIOD=${GATEWAY_RESYNC} CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start "${DIR}" "${gw[@]}"
   "${gb[@]}" --phase idle --resync "${GATEWAY_RESYNC}" || failed=1

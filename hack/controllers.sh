@@ -95,10 +95,14 @@ start() {
     [[ -z "${own_args}" ]] || mapfile -t own <<<"${own_args}"
     local mem
     mem=$(memory_env "${name}")
+    # CONTROLLER_PPROF_BASE serves each controller's profiler on its own port:
+    # base + its position among the names started.
+    local pprof=()
+    [[ -z "${CONTROLLER_PPROF_BASE:-}" ]] || pprof=(--pprof-bind-address "127.0.0.1:$((CONTROLLER_PPROF_BASE + i))")
     setsid env ${mem} "${BIN}/controller-${name}" --kubeconfig "${kubeconfig}" \
       --metrics-bind-address "127.0.0.1:$((port_base + 2 * i))" \
       --health-probe-bind-address "127.0.0.1:$((port_base + 2 * i + 1))" \
-      --resync-period "${RESYNC_PERIOD:-10h}" "${own[@]}" \
+      --resync-period "${RESYNC_PERIOD:-10h}" "${own[@]}" "${pprof[@]}" \
       ${CONTROLLER_ARGS:-} >"${dir}/${name}.log" 2>&1 </dev/null 9>&- &
     echo $! > "${dir}/${name}.pid"
   done

@@ -32,6 +32,7 @@ func main() {
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
+		Cache:   gatewayruntime.TrimmedCache(controller.CacheTrims...),
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
 			if errs := validation.IsDNS1123Label(*certManagerNamespace); len(errs) > 0 {
 				return fmt.Errorf("--cert-manager-namespace %q is not a namespace name: %s", *certManagerNamespace, strings.Join(errs, "; "))

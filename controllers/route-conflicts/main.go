@@ -24,6 +24,7 @@ func main() {
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
+		Cache:   gatewayruntime.TrimmedCache(controller.CacheTrims...),
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
 			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name)}
 			return r.SetupWithManager(mgr, opts.Workers)

@@ -34,6 +34,9 @@ type Env struct {
 	Cached client.Client
 	// APIReader reads past the cache, as the manager's does.
 	APIReader client.Reader
+	// Indexer registers the cache's field indexes, as a controller's
+	// SetupWithManager does.
+	Indexer client.FieldIndexer
 }
 
 // Run starts an API server with crds, a manager called name (the
@@ -69,7 +72,7 @@ func Run(m *testing.M, name string, crds []*apiextensionsv1.CustomResourceDefini
 	if err != nil {
 		return fail(err)
 	}
-	setup(Env{K8s: k8s, Cached: mgr.GetClient(), APIReader: mgr.GetAPIReader()})
+	setup(Env{K8s: k8s, Cached: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Indexer: mgr.GetFieldIndexer()})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

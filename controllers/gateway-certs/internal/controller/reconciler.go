@@ -10,6 +10,7 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -29,13 +30,19 @@ var (
 	certificateGVK = cmv1.SchemeGroupVersion.WithKind("Certificate")
 )
 
+// CacheTrims are the fields of cached objects this controller never reads
+// (gatewayruntime.Trim): the listeners a TenantGateway's status reports, and
+// which routes a Gateway's listeners admit.
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners, gatewayruntime.TrimListenerRoutes}
+
 // Reconciler owns the Issuer and the Certificates of every TenantGateway and
 // writes CertificatesReady.
 type Reconciler struct {
 	gatewayruntime.Base
 }
 
-// SetupWithManager watches TenantGateways, their Gateways (the listeners are
+// SetupWithManager watches TenantGateways (their spec: their status, which
+// the other controllers write too, is no input here), their Gateways (the listeners are
 // the input), and Issuers and Certificates in their namespaces (their
 // status; and a foreign object at a derived name going away).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
@@ -44,7 +51,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("gateway-certs").
-		For(&gatewayv1alpha1.TenantGateway{}).
+		For(&gatewayv1alpha1.TenantGateway{}, builder.WithPredicates(gatewayruntime.SpecOrDeletionChanged())).
 		Watches(&gatewayv1.Gateway{}, gatewayruntime.GatewayToTenantGateway()).
 		Watches(&cmv1.Issuer{}, inNamespace).
 		Watches(&cmv1.Certificate{}, inNamespace).

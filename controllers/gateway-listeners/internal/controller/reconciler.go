@@ -38,6 +38,12 @@ var (
 	httpRouteGVK = gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute")
 )
 
+// CacheTrims keep the cache small (gatewayruntime.Trim): the rules and
+// annotations of the routes the TenantGateway does not control, which this
+// controller never reads, and one copy of the allowedRoutes a Gateway's
+// listeners share.
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimRoutes(true), gatewayruntime.ShareAllowedRoutes}
+
 // Reconciler owns the Gateway <tgw> and the HTTPRoute <tgw>-http-redirect of
 // every TenantGateway, and writes status.listeners, ListenersReady,
 // HostnamesRejected and the Ready summary.

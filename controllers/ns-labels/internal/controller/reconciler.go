@@ -27,8 +27,20 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
 
-// indexAttached indexes TenantGateways by their attachedNamespaces entries.
-const indexAttached = "spec.attachedNamespaces"
+const (
+	// indexAttached indexes TenantGateways by their attachedNamespaces
+	// entries.
+	indexAttached = "spec.attachedNamespaces"
+	// indexAttachedBy indexes namespaces by the owner their
+	// cozystack.io/gateway-attached-by annotation names: the namespaces this
+	// controller labelled for an owner are found without a pass over every
+	// namespace of the cluster.
+	indexAttachedBy = "metadata.annotations.attached-by"
+)
+
+// CacheTrims are the fields of cached objects this controller never reads
+// (gatewayruntime.Trim): the listeners a TenantGateway's status reports.
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners}
 
 // Reconciler writes and removes the gateway labels of one owner namespace's
 // TenantGateways and reports NamespacesAttached on each.
@@ -40,17 +52,40 @@ type Reconciler struct {
 // the owner namespace (the name is empty): every TenantGateway there shares
 // the label, so they are decided together.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gatewayv1alpha1.TenantGateway{}, indexAttached,
-		func(o client.Object) []string { return o.(*gatewayv1alpha1.TenantGateway).Spec.AttachedNamespaces }); err != nil {
-		return fmt.Errorf("indexing TenantGateways: %w", err)
+	if err := setupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
+	// What a TenantGateway's status says is not an input: only a change of
+	// its spec (its generation) or its deletion is.
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("ns-labels").
-		Watches(&gatewayv1alpha1.TenantGateway{}, handler.EnqueueRequestsFromMapFunc(r.ownersOfTenantGateway)).
+		Watches(&gatewayv1alpha1.TenantGateway{}, handler.EnqueueRequestsFromMapFunc(r.ownersOfTenantGateway),
+			builder.WithPredicates(gatewayruntime.SpecOrDeletionChanged())).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.ownersOfNamespace),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
+}
+
+// setupIndexes registers indexAttached and indexAttachedBy.
+func setupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &gatewayv1alpha1.TenantGateway{}, indexAttached,
+		func(o client.Object) []string { return o.(*gatewayv1alpha1.TenantGateway).Spec.AttachedNamespaces }); err != nil {
+		return fmt.Errorf("indexing TenantGateways: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &corev1.Namespace{}, indexAttachedBy, attachedBy); err != nil {
+		return fmt.Errorf("indexing namespaces: %w", err)
+	}
+	return nil
+}
+
+// attachedBy is the owner a namespace's cozystack.io/gateway-attached-by
+// annotation names, if any.
+func attachedBy(o client.Object) []string {
+	if v := o.GetAnnotations()[gatewayv1alpha1.AnnotationAttachedBy]; v != "" {
+		return []string{v}
+	}
+	return nil
 }
 
 // ownersOfTenantGateway maps a TenantGateway to its owner namespace and, for
@@ -158,18 +193,45 @@ func (r *Reconciler) plan(ctx context.Context, owner string) (*planned, error) {
 			wanted = append(wanted, a.Allowed...)
 		}
 	}
-	var nsList corev1.NamespaceList
-	if err := r.Client.List(ctx, &nsList); err != nil {
+	states, err := r.namespaces(ctx, owner, wanted, p.byName)
+	if err != nil {
 		return nil, err
-	}
-	states := make([]attach.NamespaceState, len(nsList.Items))
-	for i := range nsList.Items {
-		ns := &nsList.Items[i]
-		p.byName[ns.Name] = ns
-		states[i] = attach.NamespaceState{Name: ns.Name, Labels: ns.Labels, Annotations: ns.Annotations}
 	}
 	p.plan = attach.PlanNamespaces(owner, wanted, states)
 	return p, nil
+}
+
+// namespaces reads what PlanNamespaces needs: the wanted namespaces that
+// exist and those annotated as attached by owner, each once, into byName. A
+// reconcile reads the namespaces of one owner, never every namespace of the
+// cluster: with thousands of tenants, a pass over all of them per reconcile
+// made the controller's cost grow with the square of the tenants.
+func (r *Reconciler) namespaces(ctx context.Context, owner string, wanted []string, byName map[string]*corev1.Namespace) ([]attach.NamespaceState, error) {
+	var attached corev1.NamespaceList
+	if err := r.Client.List(ctx, &attached, client.MatchingFields{indexAttachedBy: owner}); err != nil {
+		return nil, fmt.Errorf("listing the namespaces attached by %s: %w", owner, err)
+	}
+	for i := range attached.Items {
+		byName[attached.Items[i].Name] = &attached.Items[i]
+	}
+	for _, name := range wanted {
+		if byName[name] != nil {
+			continue
+		}
+		ns := &corev1.Namespace{}
+		found, err := r.Get(ctx, "", name, ns)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			byName[name] = ns
+		}
+	}
+	states := make([]attach.NamespaceState, 0, len(byName))
+	for _, ns := range byName {
+		states = append(states, attach.NamespaceState{Name: ns.Name, Labels: ns.Labels, Annotations: ns.Annotations})
+	}
+	return states, nil
 }
 
 // write attaches and detaches the namespaces of the plan. A conflict means

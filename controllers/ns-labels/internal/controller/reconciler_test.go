@@ -33,6 +33,7 @@ func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithIndex(&gatewayv1alpha1.TenantGateway{}, indexAttached,
 			func(o client.Object) []string { return o.(*gatewayv1alpha1.TenantGateway).Spec.AttachedNamespaces }).
+		WithIndex(&corev1.Namespace{}, indexAttachedBy, attachedBy).
 		Build()
 }
 

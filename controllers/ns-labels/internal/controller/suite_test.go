@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -48,6 +49,9 @@ func run(m *testing.M) int {
 	return onereconcile.Run(m, fieldManager, []*apiextensionsv1.CustomResourceDefinition{own},
 		[]func(*runtime.Scheme) error{gatewayv1alpha1.AddToScheme},
 		func(env onereconcile.Env) {
+			if err := setupIndexes(context.Background(), env.Indexer); err != nil {
+				panic(err)
+			}
 			k8s, cached = env.K8s, env.Cached
 			writes = testenv.NewWriteLog(cached)
 			rec = &Reconciler{Base: gatewayruntime.Base{Client: writes, APIReader: env.APIReader, Name: fieldManager}}

@@ -37,6 +37,12 @@ import (
 // found to have its entry removed.
 const indexOurParents = "status.parents.ours"
 
+// CacheTrims are the fields of cached objects this controller never reads
+// (gatewayruntime.Trim): the listeners a TenantGateway's status reports, and
+// the rules of routes (a status update takes nothing but the status from the
+// object it sends).
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners, gatewayruntime.TrimRoutes(false)}
+
 // Reconciler keeps our status.parents entries on the routes of one
 // TenantGateway's Gateway.
 type Reconciler struct {
