@@ -28,7 +28,7 @@ func main() {
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme},
 		Cache:   gatewayruntime.TrimmedCache(controller.CacheTrims...),
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
-			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name)}
+			r := &controller.Reconciler{Base: controller.NewBase(gatewayruntime.NewBase(mgr, Name))}
 			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
 				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "Issuer", &cmv1.IssuerList{}),
 				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "Certificate", &cmv1.CertificateList{}))

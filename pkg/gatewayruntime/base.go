@@ -36,6 +36,8 @@ type Base struct {
 	Name string
 	// Recorder records events (nil: none).
 	Recorder events.EventRecorder
+	// PlainCreates: see OwnedApplier.PlainCreates.
+	PlainCreates bool
 }
 
 // NewBase is the Base of the controller name running in mgr.
@@ -72,7 +74,7 @@ func (b Base) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, des
 	if !found {
 		live = nil
 	}
-	return OwnedApplier{Client: b.Client, APIReader: b.APIReader, FieldManager: b.Name, Events: b.Events()}.
+	return OwnedApplier{Client: b.Client, APIReader: b.APIReader, FieldManager: b.Name, Events: b.Events(), PlainCreates: b.PlainCreates}.
 		Apply(ctx, tgw, desired, gvk, live)
 }
 

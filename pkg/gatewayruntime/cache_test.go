@@ -1,17 +1,23 @@
 package gatewayruntime
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
 )
 
 func admitting(ns string) *gatewayv1.AllowedRoutes {
@@ -161,5 +167,58 @@ func TestSpecOrDeletionChanged(t *testing.T) {
 	}
 	if !p.Create(event.CreateEvent{Object: obj(1, false, 0)}) || !p.Delete(event.DeleteEvent{Object: obj(1, false, 0)}) {
 		t.Error("a creation or a deletion was ignored")
+	}
+}
+
+// TestPlainCreates: an absent object is created with one create; one the
+// cache does not show yet but that exists (the cache lags) is left as it is,
+// whoever made it: no write, no takeover, no error, no event.
+func TestPlainCreates(t *testing.T) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tgw := &gatewayv1alpha1.TenantGateway{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "cozystack", UID: "tgw-uid"}}
+	theirs := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "taken"},
+		Spec: gatewayv1.HTTPRouteSpec{Hostnames: []gatewayv1.Hostname{"theirs.example.org"}}}
+	var created, gets []string
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tgw, theirs).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			created = append(created, obj.GetName())
+			return c.Create(ctx, obj, opts...)
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			gets = append(gets, key.Name)
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	a := OwnedApplier{Client: c, APIReader: c, FieldManager: "cozystack-test", PlainCreates: true}
+	gvk := gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute")
+	want := func(name string) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: name},
+			Spec: gatewayv1.HTTPRouteSpec{Hostnames: []gatewayv1.Hostname{"ours.example.org"}}}
+	}
+	ctx := context.Background()
+
+	fresh := want("fresh")
+	res, err := a.Apply(ctx, tgw, fresh, gvk, nil)
+	if err != nil || res != ssa.Created || fresh.ResourceVersion == "" {
+		t.Errorf("absent: %v, %v, resourceVersion %q; want created, and desired as the API server returned it", res, err, fresh.ResourceVersion)
+	}
+	res, err = a.Apply(ctx, tgw, want("taken"), gvk, nil)
+	if err != nil || res != ssa.Unchanged {
+		t.Errorf("the cache lags: %v, %v; want unchanged, no error", res, err)
+	}
+	if len(gets) != 0 {
+		t.Errorf("reads %v: a plain create asks nothing first", gets)
+	}
+	var live gatewayv1.HTTPRoute
+	if err := c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil || live.Spec.Hostnames[0] != "theirs.example.org" || len(live.OwnerReferences) != 0 {
+		t.Errorf("the existing route changed: %+v, %v", live, err)
+	}
+	if want := []string{"fresh", "taken"}; !reflect.DeepEqual(created, want) {
+		t.Errorf("creates %v, want %v", created, want)
 	}
 }

@@ -35,6 +35,14 @@ var (
 // which routes a Gateway's listeners admit.
 var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners, gatewayruntime.TrimListenerRoutes}
 
+// NewBase is b as this controller uses it: Issuers and Certificates, seldom
+// changed once made, are created with a plain create
+// (gatewayruntime.OwnedApplier.PlainCreates).
+func NewBase(b gatewayruntime.Base) gatewayruntime.Base {
+	b.PlainCreates = true
+	return b
+}
+
 // Reconciler owns the Issuer and the Certificates of every TenantGateway and
 // writes CertificatesReady.
 type Reconciler struct {

@@ -60,7 +60,7 @@ func run(m *testing.M) int {
 		func(env onereconcile.Env) {
 			k8s, cached = env.K8s, env.Cached
 			writes = testenv.NewWriteLog(cached)
-			rec = &Reconciler{Base: gatewayruntime.Base{Client: writes, APIReader: env.APIReader, Name: fieldManager}}
+			rec = &Reconciler{Base: NewBase(gatewayruntime.Base{Client: writes, APIReader: env.APIReader, Name: fieldManager})}
 		})
 }
 
