@@ -153,7 +153,12 @@ func TestWriter(t *testing.T) {
 	if len(told) != 3 {
 		t.Errorf("told %d writes, want 3", len(told))
 	}
+	remembered := written.Len()
 	if write(get()) {
 		t.Error("caught up: written again")
+	}
+	// Settled and seen: the write is no longer remembered.
+	if got := written.Len(); got != remembered-1 {
+		t.Errorf("%d writes remembered after the cache caught up, want %d", got, remembered-1)
 	}
 }

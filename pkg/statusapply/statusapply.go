@@ -20,6 +20,7 @@ package statusapply
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -89,10 +90,15 @@ func (w Writer) Write(ctx context.Context, obj client.Object, status map[string]
 		return false, err
 	}
 	live := Conditions(status)
+	key := keyOf(w.FieldManager, gvk, obj)
 	if UpToDate(live, status, part) {
+		// Nothing to write. A write remembered for the object is kept
+		// while the cache has not caught up with it and forgotten once it
+		// has: what a controller remembers of its writes does not grow
+		// with the objects it settled.
+		written.Behind(key, obj.GetResourceVersion())
 		return false, nil
 	}
-	key := keyOf(w.FieldManager, gvk, obj)
 	print := fingerprint(part, obj.GetGeneration())
 	have := live
 	if last, behind := written.Behind(key, obj.GetResourceVersion()); behind {
@@ -233,12 +239,14 @@ func keyOf(manager string, gvk schema.GroupVersionKind, obj client.Object) write
 
 // writtenPart is a part as written: its fingerprint and conditions.
 type writtenPart struct {
-	fingerprint string
+	fingerprint [sha256.Size]byte
 	conditions  []metav1.Condition
 }
 
-// fingerprint identifies part at generation, transition times aside.
-func fingerprint(part Part, generation int64) string {
+// fingerprint identifies part at generation, transition times aside: a
+// hash, a few dozen bytes whatever the part's size (a TenantGateway's
+// listeners make some kilobytes of it).
+func fingerprint(part Part, generation int64) [sha256.Size]byte {
 	cs := make([]metav1.Condition, len(part.Conditions))
 	for i, c := range part.Conditions {
 		c.LastTransitionTime = metav1.Time{}
@@ -250,7 +258,7 @@ func fingerprint(part Part, generation int64) string {
 		F map[string]any
 		G int64
 	}{cs, part.AllConditions, part.Fields, generation})
-	return string(b)
+	return sha256.Sum256(b)
 }
 
 // UpToDate reports whether the live status (its conditions parsed as live)

@@ -1,6 +1,7 @@
 package statusapply
 
 import (
+	"crypto/sha256"
 	"slices"
 	"testing"
 	"time"
@@ -17,8 +18,9 @@ func TestFingerprintIgnoresTransitionTimesOnly(t *testing.T) {
 	withListeners := part(time.Unix(1, 0))
 	withListeners.Fields = map[string]any{"listeners": []any{}}
 	for _, tc := range []struct {
-		name, print string
-		same        bool
+		name  string
+		print [sha256.Size]byte
+		same  bool
 	}{
 		{"the same status at another transition time", fingerprint(part(time.Unix(2, 0)), 3), true},
 		{"another status", fingerprint(Part{}, 3), false},
