@@ -194,7 +194,7 @@ shape() {
     --pprof-bind-address "127.0.0.1:$((CPB + 10))"
   bench --phase "${shape}" --backend "${backend}" --controller "cozystack-${backend}" --setting "${setting}, defaults" \
     --n "${n}" --kinds "${BENCH_KINDS:-50}" --metrics "appdef=$(m $((CPB + 2))),${backend}=$(m $((CPB + 4)))" \
-    --pprof "http://127.0.0.1:$((CPB + 10))" \
+    --pprof "http://127.0.0.1:$((CPB + 10))" --heap-out "${CACHE}/bench-${backend}-${shape}-${n}.heap.pprof" \
     --pids "appdef=$(pid appdef),${backend}=$(pid "${backend}")" --cpu "$(plane)" || failed=1
 }
 

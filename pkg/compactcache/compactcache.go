@@ -161,6 +161,11 @@ func metadataRest(md any) map[string]any {
 	return packed
 }
 
+// Intern returns the one shared copy of s (see shared): for a cache
+// transform that makes the strings repeated across cached objects share
+// their bytes.
+func Intern(s string) string { return intern(s) }
+
 func intern(s string) string {
 	if s == "" {
 		return ""

@@ -11,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/compactcache"
 	"github.com/cozyplane/cozyplane/pkg/manager"
 )
 
@@ -149,4 +150,57 @@ func TrimRoutes(annotations bool) Trim {
 func controlledByTenantGateway(m *metav1.ObjectMeta) bool {
 	ref := metav1.GetControllerOfNoCopy(m)
 	return ref != nil && ref.Kind == TenantGatewayGVK.Kind && ref.APIVersion == gatewayv1alpha1.GroupVersion.String()
+}
+
+// ShareStrings makes the strings of a cached typed object share one copy
+// with the equal strings of the objects cached before it
+// (compactcache.Intern): namespaces, label keys and values, the group,
+// kind and namespace of every reference, condition types, reasons and
+// messages repeat across thousands of TenantGateways, routes, Gateways and
+// Certificates, and the decoder allocates each anew. The object's uid and
+// resourceVersion, its own, are left as they are. Strings behind a pointer
+// (a reference's group or kind) share their bytes too; the pointers stay
+// the object's own. A read through the cache gets a deep copy, whose strings
+// share the same bytes, which is safe: Go strings are immutable.
+func ShareStrings(obj any) {
+	shareValue(reflect.ValueOf(obj), "")
+}
+
+func shareValue(v reflect.Value, field string) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			shareValue(v.Elem(), field)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				shareValue(f, t.Field(i).Name)
+			}
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // bytes (raw JSON): not strings
+		}
+		for i := range v.Len() {
+			shareValue(v.Index(i), "")
+		}
+	case reflect.Map:
+		if v.Len() == 0 || v.Type().Key().Kind() != reflect.String || v.Type().Elem().Kind() != reflect.String || !v.CanSet() {
+			return
+		}
+		shared := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			k.SetString(compactcache.Intern(it.Key().String()))
+			e.SetString(compactcache.Intern(it.Value().String()))
+			shared.SetMapIndex(k, e)
+		}
+		v.Set(shared)
+	case reflect.String:
+		if v.CanSet() && field != "UID" && field != "ResourceVersion" {
+			v.SetString(compactcache.Intern(v.String()))
+		}
+	}
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -220,5 +223,57 @@ func TestPlainCreates(t *testing.T) {
 	}
 	if want := []string{"fresh", "taken"}; !reflect.DeepEqual(created, want) {
 		t.Errorf("creates %v, want %v", created, want)
+	}
+}
+
+// TestShareStrings: equal strings of two objects share their bytes after
+// the trim, the objects are unchanged, and their uids and versions are left
+// as they are.
+func TestShareStrings(t *testing.T) {
+	route := func() *gatewayv1.HTTPRoute {
+		// Each string built at run time: nothing shared to begin with.
+		s := func(v string) string { return strings.Clone(v) }
+		return &gatewayv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: s("tenant-a"), Name: s("app"), UID: types.UID(s("uid-1")), ResourceVersion: s("7"),
+				Labels: map[string]string{s("app.kubernetes.io/name"): s("shop")}},
+			Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
+				Group: ptr.To(gatewayv1.Group(s("gateway.networking.k8s.io"))), Name: gatewayv1.ObjectName(s("cozystack"))}}}},
+			Status: gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{{
+				ControllerName: gatewayv1.GatewayController(s("gateway.cozystack.io/route-conflicts")),
+				Conditions:     []metav1.Condition{{Type: s("Accepted"), Reason: s("Accepted"), Message: s("no other namespace claims its hostnames")}},
+			}}}},
+		}
+	}
+	a, b := route(), route()
+	want := route()
+	ShareStrings(a)
+	ShareStrings(b)
+	if !reflect.DeepEqual(a, want) || !reflect.DeepEqual(b, want) {
+		t.Fatalf("the trim changed the route:\n%+v\nwant\n%+v", a, want)
+	}
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	for _, c := range []struct {
+		what string
+		x, y string
+	}{
+		{"namespace", a.Namespace, b.Namespace},
+		{"name", a.Name, b.Name},
+		{"a parentRef's group", string(*a.Spec.ParentRefs[0].Group), string(*b.Spec.ParentRefs[0].Group)},
+		{"a controller name", string(a.Status.Parents[0].ControllerName), string(b.Status.Parents[0].ControllerName)},
+		{"a condition message", a.Status.Parents[0].Conditions[0].Message, b.Status.Parents[0].Conditions[0].Message},
+	} {
+		if !same(c.x, c.y) {
+			t.Errorf("%s: not shared", c.what)
+		}
+	}
+	for k, v := range a.Labels {
+		for k2, v2 := range b.Labels {
+			if !same(k, k2) || !same(v, v2) {
+				t.Error("a label: not shared")
+			}
+		}
+	}
+	if same(string(a.UID), string(b.UID)) || same(a.ResourceVersion, b.ResourceVersion) {
+		t.Error("a uid or a resourceVersion went into the shared table")
 	}
 }

@@ -114,6 +114,7 @@ var (
 	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
 	pprofURL   = flag.String("pprof", "", "pipeline, restart and create phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 60s; its live heap before and after the instances")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
+	heapOut    = flag.String("heap-out", "", "where the backend controller's heap profile goes, the last one its live heap was read from (empty: nowhere)")
 	backend    = flag.String("backend-kubeconfig", "", "direct phase: kubeconfig of the helm controller's identity")
 	directOut  = flag.String("direct-out", "", "direct phase: write T_direct, in seconds, to this file")
 	directT    = flag.Float64("direct", 0, "pipeline phase: T_direct in seconds, from the direct phase (0: none)")
@@ -386,7 +387,15 @@ func liveHeap(ctrls [][2]string, name string) float64 {
 	}
 	resp, err := http.Get(*pprofURL + "/debug/pprof/heap?gc=1")
 	measure.Check(err)
-	_, _ = io.Copy(io.Discard, resp.Body)
+	var out io.Writer = io.Discard
+	if *heapOut != "" {
+		f, err := os.Create(*heapOut)
+		measure.Check(err)
+		defer func() { measure.Check(f.Close()) }()
+		out = f
+	}
+	_, err = io.Copy(out, resp.Body)
+	measure.Check(err)
 	measure.Check(resp.Body.Close())
 	s, err := measure.Scrape(url)
 	measure.Check(err)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/cozyplane/cozyplane/api/gateway/names"
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
+	certrules "github.com/cozyplane/cozyplane/controllers/gateway-certs/internal/certs"
+	"github.com/cozyplane/cozyplane/pkg/ssa"
 	"github.com/cozyplane/cozyplane/pkg/tenantgateway"
 	"github.com/cozyplane/cozyplane/pkg/testenv/onereconcile"
 )
@@ -183,6 +185,43 @@ func TestReconcileHTTP01(t *testing.T) {
 		t.Errorf("CertificatesReady %s %s: %s, want Unknown %s (cert-manager has not reported)", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonIssuerNotReady)
 	}
 
+	t.Run("a change after a plain create: applied, the create's fields handed to the apply", func(t *testing.T) {
+		ctx := context.Background()
+		created := false
+		for _, e := range issuer.ManagedFields {
+			created = created || e.Manager == ssa.CreateManager(fieldManager)
+		}
+		if !created {
+			t.Fatalf("the Issuer was not made with a plain create: managed fields %+v", issuer.ManagedFields)
+		}
+		live := &gatewayv1alpha1.TenantGateway{}
+		check(t, k8s.Get(ctx, client.ObjectKeyFromObject(tgw), live))
+		live.Spec.IssuerName = gatewayv1alpha1.IssuerNameLetsEncryptStage
+		check(t, k8s.Update(ctx, live))
+		wrote := reconcileTwice(t, ns, tgw.Name)
+		if !slices.Contains(wrote, "apply Issuer "+issuer.Name) {
+			t.Errorf("writes %v, want the Issuer applied", wrote)
+		}
+		var got cmv1.Issuer
+		check(t, k8s.Get(ctx, client.ObjectKeyFromObject(&issuer), &got))
+		server, err := certrules.ACMEServer(gatewayv1alpha1.IssuerNameLetsEncryptStage)
+		check(t, err)
+		if got.Spec.ACME == nil || got.Spec.ACME.Server != server {
+			t.Errorf("Issuer %s: ACME %+v, want server %s", got.Name, got.Spec.ACME, server)
+		}
+		for _, e := range got.ManagedFields {
+			if e.Manager == ssa.CreateManager(fieldManager) {
+				t.Errorf("the create's entry is still there: %s", e.FieldsV1.Raw)
+			}
+		}
+		// Back to production, for the cases after this one.
+		check(t, k8s.Get(ctx, client.ObjectKeyFromObject(tgw), live))
+		live.Spec.IssuerName = gatewayv1alpha1.IssuerNameLetsEncryptProd
+		check(t, k8s.Update(ctx, live))
+		reconcileTwice(t, ns, tgw.Name)
+		check(t, k8s.Get(ctx, client.ObjectKeyFromObject(&issuer), &issuer))
+	})
+
 	t.Run("cert-manager reports: Ready", func(t *testing.T) {
 		ctx := context.Background()
 		issuer.Status.Conditions = []cmv1.IssuerCondition{{Type: cmv1.IssuerConditionReady, Status: cmmetav1.ConditionTrue, Reason: "ACMEAccountRegistered"}}
@@ -290,7 +329,8 @@ func TestReconcileRefusesForeignObjects(t *testing.T) {
 	} else {
 		controlledBy(t, &cert, tgw)
 	}
-	want := []string{"apply Certificate " + other, "status apply TenantGateway " + tgw.Name}
+	// A plain create: it did not exist.
+	want := []string{"create Certificate " + other, "status apply TenantGateway " + tgw.Name}
 	if !slices.Equal(wrote, want) {
 		t.Errorf("writes %v, want %v", wrote, want)
 	}

@@ -32,8 +32,10 @@ var (
 
 // CacheTrims are the fields of cached objects this controller never reads
 // (gatewayruntime.Trim): the listeners a TenantGateway's status reports, and
-// which routes a Gateway's listeners admit.
-var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners, gatewayruntime.TrimListenerRoutes}
+// which routes a Gateway's listeners admit; and the strings cached objects
+// repeat are kept once.
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners, gatewayruntime.TrimListenerRoutes,
+	gatewayruntime.ShareStrings}
 
 // NewBase is b as this controller uses it: Issuers and Certificates, seldom
 // changed once made, are created with a plain create

@@ -41,8 +41,9 @@ var (
 // CacheTrims keep the cache small (gatewayruntime.Trim): the rules and
 // annotations of the routes the TenantGateway does not control, which this
 // controller never reads, and one copy of the allowedRoutes a Gateway's
-// listeners share.
-var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimRoutes(true), gatewayruntime.ShareAllowedRoutes}
+// listeners share, and of each string cached objects repeat.
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimRoutes(true), gatewayruntime.ShareAllowedRoutes,
+	gatewayruntime.ShareStrings}
 
 // Reconciler owns the Gateway <tgw> and the HTTPRoute <tgw>-http-redirect of
 // every TenantGateway, and writes status.listeners, ListenersReady,

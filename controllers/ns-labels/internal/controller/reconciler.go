@@ -39,8 +39,9 @@ const (
 )
 
 // CacheTrims are the fields of cached objects this controller never reads
-// (gatewayruntime.Trim): the listeners a TenantGateway's status reports.
-var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners}
+// (gatewayruntime.Trim): the listeners a TenantGateway's status reports;
+// and the strings cached objects repeat are kept once.
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners, gatewayruntime.ShareStrings}
 
 // Reconciler writes and removes the gateway labels of one owner namespace's
 // TenantGateways and reports NamespacesAttached on each.

@@ -40,8 +40,9 @@ const indexOurParents = "status.parents.ours"
 // CacheTrims are the fields of cached objects this controller never reads
 // (gatewayruntime.Trim): the listeners a TenantGateway's status reports, and
 // the rules of routes (a status update takes nothing but the status from the
-// object it sends).
-var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners, gatewayruntime.TrimRoutes(false)}
+// object it sends); and the strings cached objects repeat are kept once.
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners, gatewayruntime.TrimRoutes(false),
+	gatewayruntime.ShareStrings}
 
 // Reconciler keeps our status.parents entries on the routes of one
 // TenantGateway's Gateway.
