@@ -77,7 +77,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Deletes find an instance's backing objects in the cache (platform.go),
 	// where a backend looks for them by owner at all.
 	if r.Components.findsOwned() {
-		if err := r.indexOwned(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		if err := r.indexOwned(context.Background(), mgr.GetCache()); err != nil {
 			return fmt.Errorf("indexing %s by instance: %w", r.Backend.TargetGVK().Kind, err)
 		}
 	}
