@@ -147,6 +147,10 @@ func TrimRoutes(annotations bool) Trim {
 	}
 }
 
+// controlledByTenantGateway reports whether m names a TenantGateway as its
+// controller, any one: it only decides what the cache keeps of a route
+// (keeping more is never wrong). Whether a route is a given TenantGateway's
+// own is decided on the whole identity (ControlledBy).
 func controlledByTenantGateway(m *metav1.ObjectMeta) bool {
 	ref := metav1.GetControllerOfNoCopy(m)
 	return ref != nil && ref.Kind == TenantGatewayGVK.Kind && ref.APIVersion == gatewayv1alpha1.GroupVersion.String()

@@ -42,8 +42,10 @@ var (
 // annotations of the routes the TenantGateway does not control, which this
 // controller never reads, and one copy of the allowedRoutes a Gateway's
 // listeners share, and of each string cached objects repeat.
-var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimRoutes(true), gatewayruntime.ShareAllowedRoutes,
-	gatewayruntime.ShareStrings}
+// Strings are shared before allowedRoutes, so each listener's copy is walked
+// once, not the shared one once per listener.
+var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimRoutes(true), gatewayruntime.ShareStrings,
+	gatewayruntime.ShareAllowedRoutes}
 
 // Reconciler owns the Gateway <tgw> and the HTTPRoute <tgw>-http-redirect of
 // every TenantGateway, and writes status.listeners, ListenersReady,
