@@ -17,6 +17,9 @@
 # ports (below the ephemeral range, so no outgoing connection holds them), so a test cluster and a dev cluster can run side by side.
 # CLUSTER_CRDS=none starts it with no CRD at all (an empty cluster, as before
 # the platform or its neighbours are installed); `crds` installs them later.
+# CONTROLLER_MANAGER_QPS (default 20, kube-controller-manager's own) is the
+# controller manager's client rate, for a bench that deletes thousands of
+# owners at once.
 source "$(dirname "$0")/lib.sh"
 
 cmd=${1:-up}
@@ -168,7 +171,7 @@ up() {
     --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation,resourcequota \
     --service-account-private-key-file "${DIR}/pki/sa.key" --root-ca-file "${DIR}/pki/ca.crt" \
     --use-service-account-credentials=true --leader-elect=false --secure-port 0 \
-    --concurrent-gc-syncs 10 --v=1
+    --concurrent-gc-syncs 10 --kube-api-qps "${CONTROLLER_MANAGER_QPS:-20}" --kube-api-burst "$((2 * ${CONTROLLER_MANAGER_QPS:-20}))" --v=1
   wait_for "the default service account" 60 kubectl --kubeconfig "${KUBECONFIG_FILE}" -n default get serviceaccount default
 
   [[ "${CLUSTER_CRDS:-all}" == none ]] || install_crds

@@ -45,7 +45,9 @@ type OwnedApplier struct {
 // exist; the caller checked with the ownership guard that tgw controls it.
 // An object upstream Cozystack's controller created is adopted first
 // (Adopt), so that this apply alone decides its spec. A write is logged at
-// Info and recorded as an Applied event, both saying why. After a write,
+// Info and recorded as an Applied event, both saying why: an event of its
+// own, or, when ctx carries Writes (WithWrites), one event of the
+// reconcile's. After a write,
 // desired is the object as the API server returned it (its generation and
 // status included): what the write left, which the cache shows only when
 // the write's event arrives.
@@ -103,7 +105,12 @@ func (a OwnedApplier) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 			why = "it differed from the desired state"
 		}
 		log.FromContext(ctx).Info("applied", "kind", gvk.Kind, "name", u.GetName(), "result", res.String(), "why", why)
-		a.Events.Normal(tgw, u, gatewayv1alpha1.EventApplied, "Apply", fmt.Sprintf("%s %s %s: %s", gvk.Kind, u.GetName(), res.String(), why))
+		wr := Write{Object: u, Kind: gvk.Kind, Name: u.GetName(), Outcome: res.String(), Why: why}
+		if w := writesOf(ctx); w != nil {
+			w.add(wr, false)
+		} else {
+			a.Events.Normal(tgw, u, gatewayv1alpha1.EventApplied, "Apply", WritesNote([]Write{wr}))
+		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
 			return res, fmt.Errorf("reading the applied %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
 		}

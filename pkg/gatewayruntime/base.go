@@ -91,7 +91,8 @@ func (b Base) Refuse(kind, noun string, live client.Object, tgw *gatewayv1alpha1
 
 // Delete removes obj, which tgw controls, with a UID precondition so that an
 // object recreated meanwhile by someone else is not deleted; the write is
-// counted, logged and recorded as an event on tgw, saying why.
+// counted, logged and recorded as an event on tgw, saying why (one of its
+// own, or the reconcile's when ctx carries Writes).
 func (b Base) Delete(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, obj client.Object, kind, why string) error {
 	uid := obj.GetUID()
 	err := b.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
@@ -100,6 +101,11 @@ func (b Base) Delete(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, ob
 	}
 	writemetric.Count(b.Name, kind, writemetric.Deleted)
 	log.FromContext(ctx).Info("deleted", "kind", kind, "name", obj.GetName(), "why", why)
-	b.Events().Normal(tgw, obj, gatewayv1alpha1.EventDeleted, "Delete", fmt.Sprintf("%s %s: %s", kind, obj.GetName(), why))
+	wr := Write{Object: obj, Kind: kind, Name: obj.GetName(), Outcome: "deleted", Why: why}
+	if w := writesOf(ctx); w != nil {
+		w.add(wr, true)
+	} else {
+		b.Events().Normal(tgw, obj, gatewayv1alpha1.EventDeleted, "Delete", WritesNote([]Write{wr}))
+	}
 	return nil
 }

@@ -1,18 +1,21 @@
 package v1alpha1
 
 // Event reasons of the gateway controllers. Every decision is an event:
-// writes of derived objects and namespace labels (Normal), route verdicts (on
-// the route), and every change of a condition's status or reason, which
+// writes of derived objects (one event for what a reconcile wrote) and
+// namespace labels (Normal), route verdicts that refuse a route or lift a
+// refusal (on the route), and every change of a condition's status or reason, which
 // carries refusals (a foreign object, a namespace a TenantGateway may not
 // attach, a spec that cannot be served) with the condition's own reason and
 // message: Warning when the condition reports a problem, Normal otherwise.
 const (
-	// EventApplied (Normal, on the TenantGateway): a derived object
-	// (Gateway, redirect HTTPRoute, Issuer, Certificate) was created or
-	// changed to the desired state; the note names it.
+	// EventApplied (Normal, on the TenantGateway): derived objects
+	// (Gateway, redirect HTTPRoute, Issuer, Certificates) were created or
+	// changed to the desired state; one event per reconcile, whose note
+	// names each object and why, and whose related object is the first.
 	EventApplied = "Applied"
-	// EventDeleted (Normal, on the TenantGateway): a derived object the
-	// TenantGateway controls and no longer needs was deleted.
+	// EventDeleted (Normal, on the TenantGateway): derived objects the
+	// TenantGateway controls and no longer needs were deleted; one event
+	// per reconcile, as EventApplied.
 	EventDeleted = "Deleted"
 	// EventNamespaceAttached (Normal, on each TenantGateway of the owner
 	// namespace): ns-labels wrote namespace.cozystack.io/gateway on a
@@ -22,7 +25,8 @@ const (
 	// written from a namespace no longer listed.
 	EventNamespaceDetached = "NamespaceDetached"
 	// EventRouteAccepted (Normal, on the route): route-conflicts wrote an
-	// Accepted=True verdict (no conflict, or the conflict is gone). A lost
+	// Accepted=True verdict over its own HostnameConflict one: the conflict
+	// is gone. A first acceptance is in the route's status only. A lost
 	// conflict is a Warning with ReasonHostnameConflict.
 	EventRouteAccepted = "RouteAccepted"
 )

@@ -30,6 +30,7 @@ import (
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,7 +62,7 @@ const ours = gatewayv1alpha1.RouteConflictControllerName
 
 func main() {
 	flag.Parse()
-	cfg, scheme, c := measure.Client(*kubeconfig, float32(*qps), max(int(2**qps), 0), gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme)
+	cfg, scheme, c := measure.Client(*kubeconfig, float32(*qps), max(int(2**qps), 0), gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme, eventsv1.AddToScheme)
 	ctx := context.Background()
 
 	var urls []string

@@ -40,10 +40,14 @@ package main
 // (run k's), so every run asks the controllers for the same work.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +55,7 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmetav1 "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -110,7 +115,11 @@ func host(apex string, j int) string { return fmt.Sprintf("app-%d.%s", j, apex) 
 
 // settledWatch sees, from watches of every kind the controllers write, the
 // parts of run k's tenants that are settled, each part counted once.
-type settledWatch struct{ run atomic.Pointer[followed] }
+type settledWatch struct {
+	run atomic.Pointer[followed]
+	// cache holds the pipeline side's objects (not the raw side's).
+	cache cache.Cache
+}
 
 // followed is the run a settledWatch counts: its namespaces' prefix, and
 // the names seen settled of each part.
@@ -130,7 +139,7 @@ func watchSettled(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme)
 	measure.Check(err)
 	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultLabelSelector: notRaw})
 	measure.Check(err)
-	w := &settledWatch{}
+	w := &settledWatch{cache: ca}
 	w.run.Store(&followed{prefix: "-"})
 	on := func(obj client.Object, mark func(o client.Object, seen func(part, name string))) {
 		inf, err := ca.GetInformer(ctx, obj)
@@ -212,6 +221,93 @@ func (w *settledWatch) wait(what string, n int, timeout time.Duration) {
 			os.Exit(1)
 		}
 	}
+}
+
+// tenantKinds are the kinds of a tenant's objects, the TenantGateway first:
+// once it is gone, no controller makes the others again.
+var tenantKinds = []client.ObjectList{&gatewayv1alpha1.TenantGatewayList{}, &gatewayv1.GatewayList{},
+	&gatewayv1.HTTPRouteList{}, &cmv1.CertificateList{}, &cmv1.IssuerList{}}
+
+// clearRun deletes the objects of run k's tenants on both sides, so that
+// every run starts from the same cluster: the shape is N TenantGateways,
+// not N more on top of the runs before. The namespaces stay (a namespace's
+// deletion sends the API server a hundred requests). It returns when the
+// pipeline's watches show none of the objects left, and the controllers'
+// writes have stopped (what ns-labels and route-conflicts undo, and the
+// stray object a controller made from a stale cache, which the garbage
+// collector removes).
+func clearRun(ctx context.Context, c client.Client, seen *settledWatch, k, n int, urls []string) {
+	start, before := time.Now(), measure.Settled(urls...)
+	measure.Parallel(n, tenantWorkers, func(t int) {
+		for _, side := range []string{"t", "r"} {
+			ns, _, child := tenant(k, t, side)
+			for _, l := range tenantKinds {
+				obj := listItem(c, l)
+				measure.Check(client.IgnoreNotFound(c.DeleteAllOf(ctx, obj, client.InNamespace(ns))))
+			}
+			measure.Check(client.IgnoreNotFound(c.DeleteAllOf(ctx, &gatewayv1.HTTPRoute{}, client.InNamespace(child))))
+		}
+	})
+	for {
+		left := 0
+		for t := range n {
+			ns, _, child := tenant(k, t, "t")
+			for _, l := range tenantKinds {
+				measure.Check(seen.cache.List(ctx, l, client.InNamespace(ns)))
+				left += meta.LenList(l)
+			}
+			l := &gatewayv1.HTTPRouteList{}
+			measure.Check(seen.cache.List(ctx, l, client.InNamespace(child)))
+			left += meta.LenList(l)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Since(start) > 10*time.Minute {
+			fmt.Fprintf(os.Stderr, "run %d's tenants: %d objects still there after 10 minutes\n", k+1, left)
+			os.Exit(1)
+		}
+		time.Sleep(time.Second)
+	}
+	wrote := measure.Settled(urls...) - before
+	fmt.Printf("  run %d's tenants deleted in %.1fs; the controllers wrote %d times meanwhile\n", k+1, time.Since(start).Seconds(), wrote)
+}
+
+// eventMix is the Events in the pipeline side's namespaces of every run,
+// a tenant, by reporting controller and reason, most first: which decisions
+// the POST events of the request mix recorded.
+func eventMix(ctx context.Context, c client.Client, n int) string {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	measure.Parallel(measure.Runs*n, tenantWorkers, func(i int) {
+		ns, _, child := tenant(i/n, i%n, "t")
+		for _, namespace := range []string{ns, child} {
+			var l eventsv1.EventList
+			measure.Check(c.List(ctx, &l, client.InNamespace(namespace)))
+			mu.Lock()
+			for _, e := range l.Items {
+				counts[e.ReportingController+" "+e.Reason]++
+			}
+			mu.Unlock()
+		}
+	})
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(counts[b]-counts[a], strings.Compare(a, b)) })
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(counts[k])/float64(measure.Runs*n)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// listItem is an empty object of the kind of list l.
+func listItem(c client.Client, l client.ObjectList) client.Object {
+	gvk, err := c.GroupVersionKindFor(l)
+	measure.Check(err)
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	o, err := c.Scheme().New(gvk)
+	measure.Check(err)
+	return o.(client.Object)
 }
 
 // createTenant sends the tenant's 13 creates of tenant t of run k on side
@@ -386,7 +482,12 @@ func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen
 	fmt.Printf("== %s: %d routes each (one a hostname conflict), %d requests a tenant on each side (%d the tenant's, %d the controllers'), %d runs; %d unthrottled workers\n",
 		label, tenantRoutes, requestsPerTenant, tenantCreates, writesPerTenant, measure.Runs, tenantWorkers)
 	var writesPer []float64
-	raws, pipes := measure.InTurns("tenant gateways", nil, func(k int) time.Duration {
+	prepare := func(k int) {
+		if k > 0 {
+			clearRun(ctx, c, seen, k-1, n, urls)
+		}
+	}
+	raws, pipes := measure.InTurns("tenant gateways", prepare, func(k int) time.Duration {
 		measure.Quiet(fmt.Sprintf("raw tenants, run %d", k+1))
 		start := time.Now()
 		measure.Parallel(n, tenantWorkers, func(t int) { rawTenant(ctx, c, k, t) })
@@ -417,6 +518,7 @@ func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen
 		measure.Report(label, fmt.Sprintf("tenant gateways: controller writes a tenant, each run (a perfect set: %d)", writesPerTenant), measure.Floats(writesPer)),
 		measure.Report(label, "tenant gateways: API requests a tenant, watches aside", measure.RequestMix(nil, api, measure.Runs*n)),
 	}
+	rows = append(rows, measure.Report(label, "tenant gateways: events a tenant, by controller and reason", eventMix(ctx, c, n)))
 	for i, kv := range ctrls {
 		rows = append(rows, measure.Report(label, "tenant gateways: "+kv[0]+" a tenant, requests by method, code; objects written by kind, outcome",
 			measure.Mix(nil, own[i], measure.Runs*n, "rest_client_requests_total", "method", "code")+"; "+

@@ -79,7 +79,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !tgw.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	ctx, writes := gatewayruntime.WithWrites(ctx)
 	c, err := r.reconcile(ctx, &tgw)
+	writes.Record(r.Events(), &tgw)
 	werr := r.WriteStatus(ctx, &tgw, gatewayruntime.Status{Conditions: []metav1.Condition{certificatesReady(c, err)}})
 	// No phase returns a Foreign error: nothing to look at again unasked.
 	result, err := reconcileerr.Result(err, 0)

@@ -104,7 +104,9 @@ func (r *Reconciler) reconcileOne(ctx context.Context, req ctrl.Request) error {
 		readymetric.Forget(gatewayruntime.TenantGatewayGVK.Kind, req.Namespace, req.Name)
 		return nil
 	}
+	ctx, writes := gatewayruntime.WithWrites(ctx)
 	st, err := r.reconcile(ctx, &tgw)
+	writes.Record(r.Events(), &tgw)
 	readymetric.Set(gatewayruntime.TenantGatewayGVK.Kind, tgw.Namespace, tgw.Name, st.Conditions[0].Status)
 	if werr := r.WriteStatus(ctx, &tgw, st); werr != nil {
 		// A status not written is retried, whatever the outcome.

@@ -222,11 +222,13 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 	// or our own last write when the cache has not caught up with it yet (the
 	// cached copy would be refused); when it is stale the API server refuses
 	// the write and the route is read afresh.
+	refused := false // our verdict before the write was a conflict
 	write := func(o client.Object) (bool, error) {
 		parents, changed := desired(o)
 		if !changed {
 			return false, nil
 		}
+		refused = verdicts.WasRefused(gatewayruntime.RouteParents(o), o.GetNamespace(), gwNS, gwName)
 		if len(gatewayruntime.RouteParents(o))+1 > verdicts.MaxRouteParents && len(parents) == verdicts.MaxRouteParents {
 			log.FromContext(ctx).Info("route status is full; our entry may be incomplete", "route", client.ObjectKeyFromObject(o))
 		}
@@ -273,7 +275,12 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		ev.Warning(cached, gw, gatewayv1alpha1.ReasonHostnameConflict, "Verdict", fmt.Sprintf("Gateway %s/%s: %s", gwNS, gwName, v.Message))
 	case ok:
 		why = "no other namespace claims its hostnames"
-		ev.Normal(cached, gw, gatewayv1alpha1.EventRouteAccepted, "Verdict", fmt.Sprintf("Gateway %s/%s: accepted; %s", gwNS, gwName, why))
+		if refused {
+			// A first acceptance is in the route's status only, as every
+			// Gateway implementation reports one: an event each would
+			// double the requests a route costs.
+			ev.Normal(cached, gw, gatewayv1alpha1.EventRouteAccepted, "Verdict", fmt.Sprintf("Gateway %s/%s: accepted; %s", gwNS, gwName, why))
+		}
 	}
 	log.FromContext(ctx).Info("verdict written", "kind", kind, "route", client.ObjectKeyFromObject(cached), "accepted", ok && v.Accepted, "why", why)
 	return nil

@@ -117,3 +117,20 @@ func sameEntries(a, b []gatewayv1.RouteParentStatus) bool {
 	}
 	return true
 }
+
+// WasRefused reports whether parents carry an entry of ours for the Gateway
+// gwNamespace/gwName whose Accepted condition is False: the route held a
+// conflict verdict. An acceptance after one is a recovery, told as an event;
+// a first acceptance is told by the route's status alone. Pure.
+func WasRefused(parents []gatewayv1.RouteParentStatus, routeNamespace, gwNamespace, gwName string) bool {
+	for _, p := range parents {
+		if string(p.ControllerName) != gatewayv1alpha1.RouteConflictControllerName ||
+			!tenantgateway.ParentRef(p.ParentRef).NamesGateway(routeNamespace, gwNamespace, gwName) {
+			continue
+		}
+		if c := meta.FindStatusCondition(p.Conditions, string(gatewayv1.RouteConditionAccepted)); c != nil && c.Status == metav1.ConditionFalse {
+			return true
+		}
+	}
+	return false
+}

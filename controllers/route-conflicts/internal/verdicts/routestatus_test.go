@@ -133,3 +133,31 @@ func BenchmarkConflicts5000(b *testing.B) {
 		}
 	}
 }
+
+func TestWasRefused(t *testing.T) {
+	ref := gatewayv1.ParentReference{Name: "cozystack", Namespace: ptr.To(gatewayv1.Namespace("tenant-root"))}
+	otherGW := gatewayv1.ParentReference{Name: "cozystack", Namespace: ptr.To(gatewayv1.Namespace("tenant-other"))}
+	entry := func(controller string, r gatewayv1.ParentReference, status metav1.ConditionStatus) gatewayv1.RouteParentStatus {
+		return gatewayv1.RouteParentStatus{ParentRef: r, ControllerName: gatewayv1.GatewayController(controller),
+			Conditions: []metav1.Condition{{Type: "Accepted", Status: status, Reason: "r"}}}
+	}
+	ours := gatewayv1alpha1.RouteConflictControllerName
+	for _, tc := range []struct {
+		name    string
+		parents []gatewayv1.RouteParentStatus
+		want    bool
+	}{
+		{"no status yet: a first verdict", nil, false},
+		{"our acceptance", []gatewayv1.RouteParentStatus{entry(ours, ref, "True")}, false},
+		{"our conflict verdict", []gatewayv1.RouteParentStatus{entry(ours, ref, "False")}, true},
+		{"another implementation refused it", []gatewayv1.RouteParentStatus{entry("gateway.envoyproxy.io/gatewayclass-controller", ref, "False")}, false},
+		{"our conflict verdict on another Gateway", []gatewayv1.RouteParentStatus{entry(ours, otherGW, "False")}, false},
+		{"an entry of ours without Accepted", []gatewayv1.RouteParentStatus{{ParentRef: ref, ControllerName: gatewayv1.GatewayController(ours)}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := WasRefused(tc.parents, "tenant-a", "tenant-root", "cozystack"); got != tc.want {
+				t.Errorf("WasRefused = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
