@@ -29,6 +29,8 @@ func main() {
 	certManagerNamespace := flag.String("cert-manager-namespace", gatewayv1alpha1.CertManagerNamespace,
 		"namespace where cert-manager publishes its HTTP-01 challenge routes; the port-80 listener of every Gateway admits routes from it "+
 			"(cert-manager for a stock install)")
+	routeBatchWindow := flag.Duration("route-batch-window", controller.DefaultRouteBatchWindow,
+		"how long a route's change waits for the changes that follow it, so that a burst of routes makes one Gateway write (0: none)")
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
@@ -37,7 +39,11 @@ func main() {
 			if errs := validation.IsDNS1123Label(*certManagerNamespace); len(errs) > 0 {
 				return fmt.Errorf("--cert-manager-namespace %q is not a namespace name: %s", *certManagerNamespace, strings.Join(errs, "; "))
 			}
-			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name), CertManagerNamespace: *certManagerNamespace}
+			if *routeBatchWindow < 0 {
+				return fmt.Errorf("--route-batch-window %s is negative", *routeBatchWindow)
+			}
+			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name), CertManagerNamespace: *certManagerNamespace,
+				RouteBatchWindow: *routeBatchWindow}
 			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
 				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "Gateway", &gatewayv1.GatewayList{}),
 				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "HTTPRoute", &gatewayv1.HTTPRouteList{}))

@@ -16,13 +16,18 @@ import (
 var negative = []string{gatewayv1alpha1.ConditionHostnamesRejected, gatewayv1alpha1.ConditionReconciling, gatewayv1alpha1.ConditionStalled}
 
 // ChangedConditions returns the conditions of want whose status or reason
-// differs from the one of the same type in have (or that have lacks), with
-// the event type each deserves: Warning when it reports a problem (a
-// positive type not True, a negative type True), Normal otherwise.
-// Reconciling going True is Normal: it is progress, not a problem. Pure.
+// differs from the one of the same type in have, or that have lacks and
+// that report a problem, with the event type each deserves: Warning when it
+// reports a problem (a positive type not True, a negative type True),
+// Normal otherwise. Reconciling going True is Normal: it is progress, not a
+// problem. A condition's first value is the object's first status, read
+// where it is: an event only when it is a problem, as each of a
+// TenantGateway's first conditions would otherwise cost the API server an
+// event's write. Pure.
 func ChangedConditions(have, want []metav1.Condition) (changed []metav1.Condition, types []string) {
 	for _, c := range want {
-		if old := meta.FindStatusCondition(have, c.Type); old != nil && old.Status == c.Status && old.Reason == c.Reason {
+		old := meta.FindStatusCondition(have, c.Type)
+		if old != nil && old.Status == c.Status && old.Reason == c.Reason {
 			continue
 		}
 		typ := "Normal"
@@ -34,6 +39,9 @@ func ChangedConditions(have, want []metav1.Condition) (changed []metav1.Conditio
 			}
 		case c.Status == metav1.ConditionFalse:
 			typ = "Warning"
+		}
+		if old == nil && typ == "Normal" {
+			continue
 		}
 		changed = append(changed, c)
 		types = append(types, typ)

@@ -11,7 +11,8 @@ func TestChangedConditions(t *testing.T) {
 	c := func(typ string, s metav1.ConditionStatus, reason string) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: s, Reason: reason, Message: "m"}
 	}
-	have := []metav1.Condition{c("Ready", "Unknown", "Progressing"), c("Stalled", "False", "Progressing"), c("CertificatesReady", "True", "Ready")}
+	have := []metav1.Condition{c("Ready", "Unknown", "Progressing"), c("Stalled", "False", "Progressing"), c("CertificatesReady", "True", "Ready"),
+		c("Reconciling", "False", "Reconciled")}
 	tests := []struct {
 		name      string
 		want      []metav1.Condition
@@ -23,6 +24,10 @@ func TestChangedConditions(t *testing.T) {
 		{"stalled", []metav1.Condition{c("Ready", "False", "TooManyListeners"), c("Stalled", "True", "TooManyListeners"), c("Reconciling", "False", "TooManyListeners")},
 			[]string{"Warning", "Warning", "Normal"}, []string{"Ready", "Stalled", "Reconciling"}},
 		{"reconciling is progress", []metav1.Condition{c("Reconciling", "True", "Progressing")}, []string{"Normal"}, []string{"Reconciling"}},
+		{"a first value that is no problem is no event", []metav1.Condition{c("ListenersReady", "True", "Ready"), c("NamespacesAttached", "True", "Attached"),
+			c("HostnamesRejected", "False", "AllHostnamesServed")}, nil, nil},
+		{"a first value that is a problem is", []metav1.Condition{c("ListenersReady", "False", "Progressing"), c("HostnamesRejected", "True", "WildcardHostname")},
+			[]string{"Warning", "Warning"}, []string{"ListenersReady", "HostnamesRejected"}},
 		{"a refusal", []metav1.Condition{c("CertificatesReady", "False", "ReconcileError")}, []string{"Warning"}, []string{"CertificatesReady"}},
 		{"hostnames rejected", []metav1.Condition{c("HostnamesRejected", "True", "WildcardHostname")}, []string{"Warning"}, []string{"HostnamesRejected"}},
 		{"reason change alone", []metav1.Condition{c("CertificatesReady", "True", "Other")}, []string{"Normal"}, []string{"CertificatesReady"}},

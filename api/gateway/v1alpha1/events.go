@@ -6,7 +6,8 @@ package v1alpha1
 // refusal (on the route), and every change of a condition's status or reason, which
 // carries refusals (a foreign object, a namespace a TenantGateway may not
 // attach, a spec that cannot be served) with the condition's own reason and
-// message: Warning when the condition reports a problem, Normal otherwise.
+// message: Warning when the condition reports a problem, Normal otherwise. A
+// condition's first value is an event only when it reports a problem.
 const (
 	// EventApplied (Normal, on the TenantGateway): derived objects
 	// (Gateway, redirect HTTPRoute, Issuer, Certificates) were created or

@@ -223,30 +223,38 @@ func (w *settledWatch) wait(what string, n int, timeout time.Duration) {
 	}
 }
 
-// tenantKinds are the kinds of a tenant's objects, the TenantGateway first:
-// once it is gone, no controller makes the others again.
+// tenantKinds are the kinds of a tenant's objects.
 var tenantKinds = []client.ObjectList{&gatewayv1alpha1.TenantGatewayList{}, &gatewayv1.GatewayList{},
 	&gatewayv1.HTTPRouteList{}, &cmv1.CertificateList{}, &cmv1.IssuerList{}}
 
 // clearRun deletes the objects of run k's tenants on both sides, so that
 // every run starts from the same cluster: the shape is N TenantGateways,
 // not N more on top of the runs before. The namespaces stay (a namespace's
-// deletion sends the API server a hundred requests). It returns when the
-// pipeline's watches show none of the objects left, and the controllers'
-// writes have stopped (what ns-labels and route-conflicts undo, and the
-// stray object a controller made from a stale cache, which the garbage
-// collector removes).
+// deletion sends the API server a hundred requests). On the pipeline's side
+// the tenant deletes its TenantGateway and routes, and the garbage collector
+// the objects the TenantGateway controlled, as on a real cluster: deleting
+// those too at once would have the controllers, whose caches may still show
+// the TenantGateway, make them again. The raw side's objects have no owner
+// and are deleted one kind after the other. It returns when the pipeline's
+// watches show none of the objects left, and the controllers' writes have
+// stopped (what ns-labels undoes, a stray object made from a stale cache).
 func clearRun(ctx context.Context, c client.Client, seen *settledWatch, k, n int, urls []string) {
 	start, before := time.Now(), measure.Settled(urls...)
 	measure.Parallel(n, tenantWorkers, func(t int) {
-		for _, side := range []string{"t", "r"} {
-			ns, _, child := tenant(k, t, side)
-			for _, l := range tenantKinds {
-				obj := listItem(c, l)
-				measure.Check(client.IgnoreNotFound(c.DeleteAllOf(ctx, obj, client.InNamespace(ns))))
-			}
-			measure.Check(client.IgnoreNotFound(c.DeleteAllOf(ctx, &gatewayv1.HTTPRoute{}, client.InNamespace(child))))
+		del := func(obj client.Object, ns string) {
+			measure.Check(client.IgnoreNotFound(c.DeleteAllOf(ctx, obj, client.InNamespace(ns))))
 		}
+		ns, _, child := tenant(k, t, "t")
+		del(&gatewayv1alpha1.TenantGateway{}, ns)
+		del(&gatewayv1.HTTPRoute{}, child)
+		for j := range tenantRoutes - 1 {
+			measure.Check(client.IgnoreNotFound(c.Delete(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%d", j)}})))
+		}
+		ns, _, child = tenant(k, t, "r")
+		for _, l := range tenantKinds {
+			del(listItem(c, l), ns)
+		}
+		del(&gatewayv1.HTTPRoute{}, child)
 	})
 	for {
 		left := 0

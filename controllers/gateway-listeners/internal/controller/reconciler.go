@@ -5,6 +5,8 @@
 package controller
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -56,14 +58,25 @@ type Reconciler struct {
 	// challenge routes: the port-80 listener admits routes from there
 	// (empty: Cozystack's cozy-cert-manager).
 	CertManagerNamespace string
+	// RouteBatchWindow is how long a route's change waits for the changes
+	// that follow it before the reconcile they share (gatewayruntime.Batched;
+	// 0: none).
+	RouteBatchWindow time.Duration
 }
+
+// DefaultRouteBatchWindow is RouteBatchWindow unless set: a burst of routes
+// (a chart's, a tenant's apps migrated at once) makes one Gateway write, at
+// the cost of a second before a new route's listener is there, which its
+// certificate takes many times longer to follow.
+const DefaultRouteBatchWindow = time.Second
 
 // SetupWithManager registers the route index and the watches: TenantGateways
 // (spec, and the conditions of the other controllers that Ready
 // summarises), the owned Gateway (its status), routes naming the Gateway,
 // namespaces (their gateway and host labels decide attachment and child
 // apexes at once) and GatewayClasses (their implementation decides the
-// listeners' route kinds).
+// listeners' route kinds). A route's change waits RouteBatchWindow for those
+// that follow it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if err := gatewayruntime.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -72,8 +85,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Named("gateway-listeners").
 		For(&gatewayv1alpha1.TenantGateway{}).
 		Watches(&gatewayv1.Gateway{}, gatewayruntime.GatewayToTenantGateway()).
-		Watches(&gatewayv1.HTTPRoute{}, routeToTenantGateways()).
-		Watches(&gatewayv1.TLSRoute{}, routeToTenantGateways()).
+		Watches(&gatewayv1.HTTPRoute{}, gatewayruntime.Batched(routeToTenantGateways(), r.RouteBatchWindow)).
+		Watches(&gatewayv1.TLSRoute{}, gatewayruntime.Batched(routeToTenantGateways(), r.RouteBatchWindow)).
 		Watches(&corev1.Namespace{}, gatewayruntime.NamespaceToTenantGateways(mgr.GetClient()),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&gatewayv1.GatewayClass{}, classToTenantGateways(mgr.GetClient())).
