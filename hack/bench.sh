@@ -225,7 +225,7 @@ gateway() {
   local gb=("${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" --metrics "$(IFS=,; echo "${metrics[*]}")" \
     --memory-limits "${memory_limits}")
   "${gb[@]}" --phase work --routes "${routes}" --tenant-gateways "${BENCH_TENANT_GATEWAYS:-1000}" \
-    --pids "$(IFS=,; echo "${pids[*]}")" || failed=1
+    --pids "$(IFS=,; echo "${pids[*]}")" --cpu "$(plane)" || failed=1
   # Each controller's live heap over everything the runs left: where its
   # memory goes.
   i=0

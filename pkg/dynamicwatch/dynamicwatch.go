@@ -66,6 +66,12 @@ type Options struct {
 	// known state, before the deletion's requests are enqueued: a reconcile
 	// of such a request can count on it. It must not block.
 	Deleted func(client.Object)
+	// Observe, when not nil, is told of every event the informer sees,
+	// before Filter and before the event's requests are enqueued: old is
+	// nil for an add, new is nil for a delete (old is then the object's
+	// last known state). A reconcile of such a request can count on what
+	// it kept (an index of the objects). It must not block.
+	Observe func(old, new client.Object)
 }
 
 type watch struct {
@@ -240,9 +246,35 @@ func (h handler) enqueue(obj any, deleted bool) {
 	}
 }
 
-func (h handler) OnAdd(obj any, _ bool) { h.enqueue(obj, false) }
-func (h handler) OnUpdate(_, obj any)   { h.enqueue(obj, false) }
-func (h handler) OnDelete(obj any)      { h.enqueue(obj, true) }
+func (h handler) OnAdd(obj any, _ bool) {
+	h.observe(nil, obj)
+	h.enqueue(obj, false)
+}
+
+func (h handler) OnUpdate(old, obj any) {
+	h.observe(old, obj)
+	h.enqueue(obj, false)
+}
+
+func (h handler) OnDelete(obj any) {
+	h.observe(obj, nil)
+	h.enqueue(obj, true)
+}
+
+// observe tells Options.Observe of an event.
+func (h handler) observe(old, obj any) {
+	if h.opts.Observe == nil {
+		return
+	}
+	var o, n client.Object
+	if old != nil {
+		o = object(old)
+	}
+	if obj != nil {
+		n = object(obj)
+	}
+	h.opts.Observe(o, n)
+}
 
 // Enqueue adds requests to the controller's queue (after Start; requests
 // made before are dropped, as the initial list of each informer covers them).

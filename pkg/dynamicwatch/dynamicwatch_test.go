@@ -220,3 +220,44 @@ func TestDeletedHook(t *testing.T) {
 		t.Errorf("%d requests queued, want 4 (every event but the filtered one)", q.Len())
 	}
 }
+
+// TestObserveHook: Observe hears of every event, filtered ones included (an
+// update that drops what the filter looks for must still reach an index),
+// with the old and new objects, tombstones unwrapped, before the event's
+// requests are enqueued.
+func TestObserveHook(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "test.cozystack.io", Version: "v1", Kind: "Widget"}
+	obj := func(name, rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("default")
+		u.SetName(name)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Request]())
+	defer q.ShutDown()
+	var heard []string
+	name := func(o client.Object) string {
+		if o == nil {
+			return "-"
+		}
+		return o.GetName() + "@" + o.GetResourceVersion()
+	}
+	h := handler{q: q, opts: Options{
+		Map:    Self(gvk),
+		Filter: func(o client.Object) bool { return o.GetName() != "ignored" },
+		Observe: func(old, new client.Object) {
+			heard = append(heard, fmt.Sprintf("%s>%s queued=%d", name(old), name(new), q.Len()))
+		},
+	}}
+	h.OnAdd(obj("added", "1"), false)
+	h.OnUpdate(obj("added", "1"), obj("added", "2"))
+	h.OnUpdate(obj("ignored", "1"), obj("ignored", "2"))
+	h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "default/added", Obj: obj("added", "2")})
+
+	want := []string{"->added@1 queued=0", "added@1>added@2 queued=1", "ignored@1>ignored@2 queued=1", "added@2>- queued=1"}
+	if !slices.Equal(heard, want) {
+		t.Errorf("Observe heard %q, want %q", heard, want)
+	}
+}

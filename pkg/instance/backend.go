@@ -105,12 +105,12 @@ func (c Components) withDefaults() Components {
 }
 
 // findsOwned reports whether the reconciler looks up an instance's backing
-// objects by owner (indexOwner): to delete them before it lets a finalizing
+// objects by owner (ownerIndex): to delete them before it lets a finalizing
 // instance go, and to collect those in platform namespaces whose instance is
 // gone. A backend with neither (the Helm backend: its object sits at a name
 // derived from the instance's, in the instance's namespace, and goes with
-// it) keeps no such index, which would cost two index entries per cached
-// object. Pure.
+// it) keeps no such index, which would cost an entry per cached object.
+// Pure.
 func (c Components) findsOwned() bool {
 	switch c.Placement.(type) {
 	case PlatformNamespaces, *PlatformNamespaces:

@@ -18,9 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -192,72 +190,38 @@ func LegacyMessage(live client.Object, platformNS string) string {
 		live.GetObjectKind().GroupVersionKind().Kind, live.GetNamespace(), live.GetName(), platformNS)
 }
 
-// indexOwner indexes the cached backing objects by the instance their
-// labels name (OwnerKeys): a delete finds an instance's objects in the cache,
-// with no LIST of the API server however many objects the cluster holds.
-const indexOwner = "apps.cozystack.io/owner"
-
-// OwnerKey names an instance in indexOwner: its kind, namespace and name. Pure.
+// OwnerKey names an instance in the owner index (ownerIndex): its kind,
+// namespace and name. Pure.
 func OwnerKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
-// OwnerKeys are the keys a backing object is indexed under: the instance its
-// application labels name, in the namespace its namespace label names and,
-// when that differs, in its own namespace (an object an earlier version wrote
-// next to its instance carries no namespace label). None for an object without
-// the application kind and name labels. Pure.
-func OwnerKeys(o client.Object) []string {
+// OwnerKeyOf is the owner key a backing object is indexed under: the
+// instance its application labels name, in the namespace its namespace
+// label names or, without one, in its own namespace (an object an earlier
+// version wrote next to its instance carries no namespace label). None for
+// an object without the application kind and name labels. An object in a
+// platform namespace is never looked for by an instance of that namespace
+// (no instance lives there), so its own namespace is no key of it. Pure.
+func OwnerKeyOf(o client.Object) (string, bool) {
 	l := o.GetLabels()
 	kind, name := l[appsv1alpha1.LabelApplicationKind], l[appsv1alpha1.LabelApplicationName]
 	if kind == "" || name == "" {
-		return nil
+		return "", false
 	}
-	keys := []string{OwnerKey(kind, o.GetNamespace(), name)}
-	if ns := l[appsv1alpha1.LabelApplicationNamespace]; ns != "" && ns != o.GetNamespace() {
-		keys = append(keys, OwnerKey(kind, ns, name))
+	ns := l[appsv1alpha1.LabelApplicationNamespace]
+	if ns == "" {
+		ns = o.GetNamespace()
 	}
-	return keys
-}
-
-// indexOwned registers indexOwner on the informer of the backing objects.
-//
-// It is the informer's own index, not a field index of the manager's cache:
-// a field index stores each key twice (for a read across namespaces and for
-// a read in the object's namespace), and a key names one instance, so every
-// key is a set of its own. The backing objects of 30,000 Terraform
-// instances took 45 MiB of index that way, two fifths of the controller's
-// live heap; OwnerKeys already carry the namespace, so once is enough.
-func (r *Reconciler) indexOwned(ctx context.Context, c cache.Cache) error {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(r.Backend.TargetGVK())
-	inf, err := c.GetInformer(ctx, u)
-	if err != nil {
-		return err
-	}
-	indexed, ok := inf.(toolscache.SharedIndexInformer)
-	if !ok {
-		return fmt.Errorf("the informer of %s is a %T, which has no index", u.GetKind(), inf)
-	}
-	if err := indexed.AddIndexers(toolscache.Indexers{indexOwner: func(obj any) ([]string, error) {
-		o, ok := obj.(client.Object)
-		if !ok {
-			return nil, fmt.Errorf("a cached %s is a %T", u.GetKind(), obj)
-		}
-		return OwnerKeys(o), nil
-	}}); err != nil {
-		return err
-	}
-	r.owned = indexed.GetIndexer()
-	return nil
+	return OwnerKey(kind, ns, name), true
 }
 
 // cachedByOwner returns the cached backing objects whose labels name the
-// instance kind namespace/name (indexOwner), in any namespace: copies, as a
+// instance kind namespace/name (ownerIndex), in any namespace: copies, as a
 // read through the cache returns.
 func (r *Reconciler) cachedByOwner(_ context.Context, kind, namespace, name string) ([]unstructured.Unstructured, error) {
 	if r.owned == nil {
 		return nil, errors.New("the backing objects are not indexed by instance")
 	}
-	objs, err := r.owned.ByIndex(indexOwner, OwnerKey(kind, namespace, name))
+	objs, err := r.owned.objects(OwnerKey(kind, namespace, name))
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +255,7 @@ func Owns(o, inst client.Object) bool {
 // those in a platform namespace whose uid label is inst's, and those in inst's
 // namespace it controls by ownerReference (the layout of the Helm backend,
 // and of Terraform objects written by earlier versions). It reads the cache
-// (indexOwner), which holds every object the backend wrote but one it created
+// (ownerIndex), which holds every object the backend wrote but one it created
 // a moment ago: the caller reads those (see live) and passes them as known.
 func (r *Reconciler) ownedTargets(ctx context.Context, inst client.Object, known ...*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	cached, err := r.cachedByOwner(ctx, inst.GetObjectKind().GroupVersionKind().Kind, inst.GetNamespace(), inst.GetName())
@@ -421,7 +385,7 @@ func (r *Reconciler) replaceStale(ctx context.Context, live *unstructured.Unstru
 // across namespaces, and an instance can go without the backend's finalizer
 // having run (a tenant may remove finalizers from its own instances, or it
 // was deleted while this controller was not running). Called when a request
-// finds no instance. The candidates are read from the cache (indexOwner): an
+// finds no instance. The candidates are read from the cache (ownerIndex): an
 // object the cache does not hold yet brings its own request here once it
 // does, through the watch of the backing objects. Only when there is one to
 // delete is the instance's absence confirmed with the API server, which has

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,7 +57,7 @@ type Reconciler struct {
 	watches *dynamicwatch.Set
 	// owned is the index of the backing objects by instance (indexOwned),
 	// when the backend finds them by owner.
-	owned toolscache.Indexer
+	owned *ownerIndex
 
 	// Platform namespaces known to exist (PlatformNamespaces, Storage),
 	// and kinds watched only to release instances (Finalizer), by

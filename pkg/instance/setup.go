@@ -74,15 +74,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := c.Watch(r.watches); err != nil {
 		return err
 	}
-	// Deletes find an instance's backing objects in the cache (platform.go),
-	// where a backend looks for them by owner at all.
-	if r.Components.findsOwned() {
-		if err := r.indexOwned(context.Background(), mgr.GetCache()); err != nil {
-			return fmt.Errorf("indexing %s by instance: %w", r.Backend.TargetGVK().Kind, err)
-		}
-	}
 	// Backing objects map back to their instance through the contract labels.
-	if err := r.watches.Watch(r.Backend.TargetGVK(), dynamicwatch.Options{Map: mapTarget, Filter: hasApplicationLabels}); err != nil {
+	targets := dynamicwatch.Options{Map: mapTarget, Filter: hasApplicationLabels}
+	// Deletes find an instance's backing objects in the cache (platform.go),
+	// where a backend looks for them by owner at all: the index is kept from
+	// the same events, before their requests are enqueued.
+	if r.Components.findsOwned() {
+		gvk := r.Backend.TargetGVK()
+		x := newOwnerIndex()
+		x.synced = func() bool { return r.watches.HasSynced(gvk) }
+		targets.Observe = x.set
+		r.owned = x
+	}
+	if err := r.watches.Watch(r.Backend.TargetGVK(), targets); err != nil {
 		return fmt.Errorf("watching %s (is its CRD installed?): %w", r.Backend.TargetGVK().Kind, err)
 	}
 	if err := r.watchMonitors(mgr); err != nil {

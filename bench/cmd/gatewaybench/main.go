@@ -52,6 +52,7 @@ var (
 	target     = flag.Float64("target", 0.8, "target of route-conflicts' throughput over the raw status-update throughput")
 	metrics    = flag.String("metrics", "", "comma-separated name=URL of the controllers' metrics endpoints")
 	pids       = flag.String("pids", "", "comma-separated name=pid of the controllers")
+	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time the tenant gateways' runs report, beside the controllers' and the bench's own")
 	memLimits  = flag.String("memory-limits", "", "comma-separated controller=MiB: each controller's container memory limit (its chart's), which its peak RSS is judged against")
 	resync     = flag.Duration("resync", 30*time.Second, "the controllers' --resync-period (--phase idle)")
 	tenants    = flag.Int("tenant-gateways", 1000, "TenantGateways of the tenant gateways figure (0 skips it)")
@@ -167,7 +168,7 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) {
 		r.Status.Parents = []gatewayv1.RouteParentStatus{{
 			ParentRef: r.Spec.ParentRefs[0], ControllerName: ours,
 			Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted",
-				Message: "no route in another namespace takes precedence for its hostnames",
+				Message:            "no route in another namespace takes precedence for its hostnames",
 				LastTransitionTime: metav1.Now(), ObservedGeneration: r.Generation}}}}
 		measure.Check(c.Status().Update(ctx, r))
 	})

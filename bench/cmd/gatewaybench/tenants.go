@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -59,7 +60,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -117,7 +117,7 @@ func host(apex string, j int) string { return fmt.Sprintf("app-%d.%s", j, apex) 
 // parts of run k's tenants that are settled, each part counted once.
 type settledWatch struct {
 	run atomic.Pointer[followed]
-	// cache holds the pipeline side's objects (not the raw side's).
+	// cache holds both sides' objects.
 	cache cache.Cache
 }
 
@@ -134,10 +134,11 @@ var settledParts = map[string]int{
 	"conditions": len(tenantConditions), "verdicts": tenantRoutes,
 }
 
+// The watches take both sides' objects, though only the pipeline's are
+// counted: the API server sends every write to each of its watchers, and an
+// observer that watched one side only would cost that side alone.
 func watchSettled(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) *settledWatch {
-	notRaw, err := labels.Parse(rawLabel + "!=true")
-	measure.Check(err)
-	ca, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultLabelSelector: notRaw})
+	ca, err := cache.New(cfg, cache.Options{Scheme: scheme})
 	measure.Check(err)
 	w := &settledWatch{cache: ca}
 	w.run.Store(&followed{prefix: "-"})
@@ -306,6 +307,18 @@ func eventMix(ctx context.Context, c client.Client, n int) string {
 		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(counts[k])/float64(measure.Runs*n)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// cpuTimes is the CPU time each process of --pids and --cpu, and the
+// bench, used so far.
+func cpuTimes() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, p := range append(measure.Processes(*cpu, *pids), measure.Process{Name: "bench", PID: os.Getpid()}) {
+		d, err := measure.ProcessCPU(p.PID)
+		measure.Check(err)
+		out[p.Name] = d
+	}
+	return out
 }
 
 // listItem is an empty object of the kind of list l.
@@ -490,6 +503,7 @@ func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen
 	fmt.Printf("== %s: %d routes each (one a hostname conflict), %d requests a tenant on each side (%d the tenant's, %d the controllers'), %d runs; %d unthrottled workers\n",
 		label, tenantRoutes, requestsPerTenant, tenantCreates, writesPerTenant, measure.Runs, tenantWorkers)
 	var writesPer []float64
+	var rawCPU, pipeCPU measure.Tally
 	prepare := func(k int) {
 		if k > 0 {
 			clearRun(ctx, c, seen, k-1, n, urls)
@@ -497,19 +511,22 @@ func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen
 	}
 	raws, pipes := measure.InTurns("tenant gateways", prepare, func(k int) time.Duration {
 		measure.Quiet(fmt.Sprintf("raw tenants, run %d", k+1))
-		start := time.Now()
+		start, cpuBefore := time.Now(), cpuTimes()
 		measure.Parallel(n, tenantWorkers, func(t int) { rawTenant(ctx, c, k, t) })
-		return time.Since(start)
+		d := time.Since(start)
+		rawCPU.Add(cpuBefore, cpuTimes(), d)
+		return d
 	}, func(k int) time.Duration {
 		what := fmt.Sprintf("tenant gateways settled, run %d", k+1)
 		before := measure.Settled(urls...)
 		seen.follow(k)
 		measure.Quiet(what)
 		apiBefore, ownBefore := scrape()
-		start := time.Now()
+		start, cpuBefore := time.Now(), cpuTimes()
 		measure.Parallel(n, tenantWorkers, func(t int) { createTenant(ctx, c, k, t, "t") })
 		seen.wait(what, n, 30*time.Minute)
 		d := time.Since(start)
+		pipeCPU.Add(cpuBefore, cpuTimes(), d)
 		writesPer = append(writesPer, float64(measure.Settled(urls...)-before)/float64(n))
 		apiAfter, ownAfter := scrape()
 		api = measure.AddDelta(api, apiBefore, apiAfter)
@@ -524,6 +541,8 @@ func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen
 		measure.MedianFigure(label, fmt.Sprintf("tenant gateways efficiency T_raw/T (%d requests a tenant)", requestsPerTenant),
 			measure.RunEfficiencies(1, raws, pipes), "", *target, true),
 		measure.Report(label, fmt.Sprintf("tenant gateways: controller writes a tenant, each run (a perfect set: %d)", writesPerTenant), measure.Floats(writesPer)),
+		measure.Report(label, "tenant gateways: CPU seconds during the raw runs", rawCPU.Format(goruntime.NumCPU())),
+		measure.Report(label, "tenant gateways: CPU seconds during the pipeline's runs", pipeCPU.Format(goruntime.NumCPU())),
 		measure.Report(label, "tenant gateways: API requests a tenant, watches aside", measure.RequestMix(nil, api, measure.Runs*n)),
 	}
 	rows = append(rows, measure.Report(label, "tenant gateways: events a tenant, by controller and reason", eventMix(ctx, c, n)))
