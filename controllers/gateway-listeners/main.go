@@ -30,7 +30,7 @@ func main() {
 		"namespace where cert-manager publishes its HTTP-01 challenge routes; the port-80 listener of every Gateway admits routes from it "+
 			"(cert-manager for a stock install)")
 	routeBatchWindow := flag.Duration("route-batch-window", controller.DefaultRouteBatchWindow,
-		"how long a route's change waits for the changes that follow it, so that a burst of routes makes one Gateway write (0: none)")
+		"how long a change of a route or of a namespace's labels waits for the changes that follow it, so that a burst of them makes one Gateway write (0: none)")
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},

@@ -58,16 +58,17 @@ type Reconciler struct {
 	// challenge routes: the port-80 listener admits routes from there
 	// (empty: Cozystack's cozy-cert-manager).
 	CertManagerNamespace string
-	// RouteBatchWindow is how long a route's change waits for the changes
-	// that follow it before the reconcile they share (gatewayruntime.Batched;
-	// 0: none).
+	// RouteBatchWindow is how long a change of a route or of a namespace's
+	// labels waits for the changes that follow it before the reconcile they
+	// share (gatewayruntime.Batched; 0: none).
 	RouteBatchWindow time.Duration
 }
 
 // DefaultRouteBatchWindow is RouteBatchWindow unless set: a burst of routes
-// (a chart's, a tenant's apps migrated at once) makes one Gateway write, at
-// the cost of a second before a new route's listener is there, which its
-// certificate takes many times longer to follow.
+// (a chart's, a tenant's apps migrated at once), and a new tenant's routes
+// with the labels ns-labels writes on its namespaces, make one Gateway
+// write, at the cost of a second before a new route's listener is there,
+// which its certificate takes many times longer to follow.
 const DefaultRouteBatchWindow = time.Second
 
 // SetupWithManager registers the route index and the watches: TenantGateways
@@ -75,8 +76,8 @@ const DefaultRouteBatchWindow = time.Second
 // summarises), the owned Gateway (its status), routes naming the Gateway,
 // namespaces (their gateway and host labels decide attachment and child
 // apexes at once) and GatewayClasses (their implementation decides the
-// listeners' route kinds). A route's change waits RouteBatchWindow for those
-// that follow it.
+// listeners' route kinds). A route's or a namespace's change waits
+// RouteBatchWindow for those that follow it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if err := gatewayruntime.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -87,7 +88,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Watches(&gatewayv1.Gateway{}, gatewayruntime.GatewayToTenantGateway()).
 		Watches(&gatewayv1.HTTPRoute{}, gatewayruntime.Batched(routeToTenantGateways(), r.RouteBatchWindow)).
 		Watches(&gatewayv1.TLSRoute{}, gatewayruntime.Batched(routeToTenantGateways(), r.RouteBatchWindow)).
-		Watches(&corev1.Namespace{}, gatewayruntime.NamespaceToTenantGateways(mgr.GetClient()),
+		Watches(&corev1.Namespace{}, gatewayruntime.Batched(gatewayruntime.NamespaceToTenantGateways(mgr.GetClient()), r.RouteBatchWindow),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&gatewayv1.GatewayClass{}, classToTenantGateways(mgr.GetClient())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
