@@ -105,12 +105,7 @@ func (a OwnedApplier) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 			why = "it differed from the desired state"
 		}
 		log.FromContext(ctx).Info("applied", "kind", gvk.Kind, "name", u.GetName(), "result", res.String(), "why", why)
-		wr := Write{Object: u, Kind: gvk.Kind, Name: u.GetName(), Outcome: res.String(), Why: why}
-		if w := writesOf(ctx); w != nil {
-			w.add(wr, false)
-		} else {
-			a.Events.Normal(tgw, u, gatewayv1alpha1.EventApplied, "Apply", WritesNote([]Write{wr}))
-		}
+		tell(ctx, a.Events, tgw, Write{Object: u, Kind: gvk.Kind, Name: u.GetName(), Outcome: res.String(), Why: why}, false)
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
 			return res, fmt.Errorf("reading the applied %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
 		}

@@ -101,11 +101,6 @@ func (b Base) Delete(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, ob
 	}
 	writemetric.Count(b.Name, kind, writemetric.Deleted)
 	log.FromContext(ctx).Info("deleted", "kind", kind, "name", obj.GetName(), "why", why)
-	wr := Write{Object: obj, Kind: kind, Name: obj.GetName(), Outcome: "deleted", Why: why}
-	if w := writesOf(ctx); w != nil {
-		w.add(wr, true)
-	} else {
-		b.Events().Normal(tgw, obj, gatewayv1alpha1.EventDeleted, "Delete", WritesNote([]Write{wr}))
-	}
+	tell(ctx, b.Events(), tgw, Write{Object: obj, Kind: kind, Name: obj.GetName(), Outcome: "deleted", Why: why}, true)
 	return nil
 }

@@ -70,12 +70,29 @@ func (w *Writes) Record(e record.Events, tgw *gatewayv1alpha1.TenantGateway) {
 	applied, deleted := w.applied, w.deleted
 	w.applied, w.deleted = nil, nil
 	w.mu.Unlock()
-	if len(applied) > 0 {
-		e.Normal(tgw, applied[0].Object, gatewayv1alpha1.EventApplied, "Apply", WritesNote(applied))
+	recordWrites(e, tgw, applied, false)
+	recordWrites(e, tgw, deleted, true)
+}
+
+// recordWrites records ws, all applied or all deleted, as one event on tgw.
+func recordWrites(e record.Events, tgw *gatewayv1alpha1.TenantGateway, ws []Write, deleted bool) {
+	switch {
+	case len(ws) == 0:
+	case deleted:
+		e.Normal(tgw, ws[0].Object, gatewayv1alpha1.EventDeleted, "Delete", WritesNote(ws))
+	default:
+		e.Normal(tgw, ws[0].Object, gatewayv1alpha1.EventApplied, "Apply", WritesNote(ws))
 	}
-	if len(deleted) > 0 {
-		e.Normal(tgw, deleted[0].Object, gatewayv1alpha1.EventDeleted, "Delete", WritesNote(deleted))
+}
+
+// tell records wr: into the Writes ctx carries (WithWrites), or, with
+// none, as an event of its own on tgw.
+func tell(ctx context.Context, e record.Events, tgw *gatewayv1alpha1.TenantGateway, wr Write, deleted bool) {
+	if w := writesOf(ctx); w != nil {
+		w.add(wr, deleted)
+		return
 	}
+	recordWrites(e, tgw, []Write{wr}, deleted)
 }
 
 // writesNoteBudget is how long WritesNote lets the names grow before it

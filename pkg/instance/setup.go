@@ -162,7 +162,13 @@ func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) 
 	if err := r.unreleaseKind(ctx, def.GVK); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{Deleted: r.rememberDeleted(def.GVK)}); err != nil {
+	gvk := def.GVK
+	seen := func(_, obj client.Object) {
+		if obj != nil {
+			r.statusWriter().Seen(gvk, obj) // a status write the cache shows is forgotten
+		}
+	}
+	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{Deleted: r.rememberDeleted(def.GVK), Observe: seen}); err != nil {
 		if meta.IsNoMatchError(err) {
 			// The CRD is not served (yet, or any more): the appdef
 			// controller says why on the definition. Look again shortly.

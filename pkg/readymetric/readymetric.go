@@ -28,21 +28,38 @@ import (
 // MetricName is the gauge's name, documented in docs/metrics.md.
 const MetricName = "cozystack_resource_ready"
 
-type key struct{ kind, namespace, name string }
-
 // collector holds the current status of every object and makes the series
 // from it on each scrape.
 type collector struct {
-	desc    *prometheus.Desc
-	mu      sync.Mutex
-	current map[key]metav1.ConditionStatus
+	desc *prometheus.Desc
+	mu   sync.Mutex
+	// current holds each object's status by kind, then by
+	// "<namespace>/<name>" (a namespace holds no "/"): one string and one
+	// byte an object, some 100 bytes where a struct of three strings and
+	// the status's took 250 in the Terraform controller at 30,000 instances.
+	current map[string]map[string]status
+}
+
+// status is a Ready status as one byte: an index into statuses.
+type status uint8
+
+var statuses = [...]metav1.ConditionStatus{metav1.ConditionUnknown, metav1.ConditionTrue, metav1.ConditionFalse}
+
+func statusOf(s metav1.ConditionStatus) status {
+	switch s {
+	case metav1.ConditionTrue:
+		return 1
+	case metav1.ConditionFalse:
+		return 2
+	}
+	return 0
 }
 
 var gauge = &collector{
 	desc: prometheus.NewDesc(MetricName,
 		"1 for every managed object, labelled with its kind, namespace, name and the status of its Ready condition (True, False or Unknown).",
 		[]string{"kind", "namespace", "name", "status"}, nil),
-	current: map[key]metav1.ConditionStatus{},
+	current: map[string]map[string]status{},
 }
 
 func init() {
@@ -69,29 +86,38 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 type entry struct {
-	key
-	status metav1.ConditionStatus
+	kind, namespace, name string
+	status                metav1.ConditionStatus
 }
 
 func (c *collector) snapshot() []entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]entry, 0, len(c.current))
-	for k, status := range c.current {
-		out = append(out, entry{k, status})
+	n := 0
+	for _, objs := range c.current {
+		n += len(objs)
+	}
+	out := make([]entry, 0, n)
+	for kind, objs := range c.current {
+		for k, st := range objs {
+			namespace, name, _ := strings.Cut(k, "/")
+			out = append(out, entry{kind, namespace, name, statuses[st]})
+		}
 	}
 	return out
 }
 
 // Set records the Ready status of one object; an empty status reads as
 // Unknown. Calling it again with the same status changes nothing.
-func Set(kind, namespace, name string, status metav1.ConditionStatus) {
-	if status != metav1.ConditionTrue && status != metav1.ConditionFalse {
-		status = metav1.ConditionUnknown
-	}
+func Set(kind, namespace, name string, st metav1.ConditionStatus) {
 	gauge.mu.Lock()
 	defer gauge.mu.Unlock()
-	gauge.current[key{kind, namespace, name}] = status
+	objs := gauge.current[kind]
+	if objs == nil {
+		objs = map[string]status{}
+		gauge.current[kind] = objs
+	}
+	objs[namespace+"/"+name] = statusOf(st)
 }
 
 // Forget removes the object's series (the object was deleted or is no longer
@@ -99,5 +125,9 @@ func Set(kind, namespace, name string, status metav1.ConditionStatus) {
 func Forget(kind, namespace, name string) {
 	gauge.mu.Lock()
 	defer gauge.mu.Unlock()
-	delete(gauge.current, key{kind, namespace, name})
+	objs := gauge.current[kind]
+	delete(objs, namespace+"/"+name)
+	if len(objs) == 0 {
+		delete(gauge.current, kind)
+	}
 }

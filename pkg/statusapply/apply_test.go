@@ -161,4 +161,23 @@ func TestWriter(t *testing.T) {
 	if got := written.Len(); got != remembered-1 {
 		t.Errorf("%d writes remembered after the cache caught up, want %d", got, remembered-1)
 	}
+
+	// A watch's event tells the writer what the cache shows (Seen): the
+	// version a write replaced keeps it remembered, the version it made
+	// forgets it, with no reconcile in between.
+	seenBefore := get()
+	part = Part{Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Done", Message: "m",
+		LastTransitionTime: metav1.Now()}}}
+	if !write(seenBefore) {
+		t.Fatal("Ready=True: nothing written")
+	}
+	remembered = written.Len()
+	sw.Seen(w.GroupVersionKind(), seenBefore)
+	if got := written.Len(); got != remembered {
+		t.Errorf("seen at the version the write replaced: %d writes remembered, want %d", got, remembered)
+	}
+	sw.Seen(w.GroupVersionKind(), get())
+	if got := written.Len(); got != remembered-1 {
+		t.Errorf("seen at the version the write made: %d writes remembered, want %d", got, remembered-1)
+	}
 }

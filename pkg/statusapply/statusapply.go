@@ -183,6 +183,16 @@ func (w Writer) Behind(obj client.Object) bool {
 	return behind
 }
 
+// Seen tells the writer that the cache now shows obj, of kind gvk, at its
+// resourceVersion: a write that version catches up with is forgotten at
+// once, not at the object's next reconcile, which may not come for hours.
+// For a watch's event handler (dynamicwatch.Options.Observe), which the
+// cache's store has been updated for; it reads nothing but obj's name and
+// version.
+func (w Writer) Seen(gvk schema.GroupVersionKind, obj client.Object) {
+	written.Behind(keyOf(w.FieldManager, gvk, obj), obj.GetResourceVersion())
+}
+
 // kind is obj's kind: an unstructured object's own, a typed object's from
 // the client's scheme.
 func (w Writer) kind(obj client.Object) (schema.GroupVersionKind, error) {
