@@ -428,15 +428,7 @@ func profileSpan(shortest time.Duration) time.Duration {
 
 // cpuTimes reads the CPU time used so far by each process of --cpu and
 // --pids, and by the bench itself.
-func cpuTimes() map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for _, p := range append(measure.Processes(*cpu, *pids), measure.Process{Name: "bench", PID: os.Getpid()}) {
-		d, err := measure.ProcessCPU(p.PID)
-		measure.Check(err)
-		out[p.Name] = d
-	}
-	return out
-}
+func cpuTimes() map[string]time.Duration { return measure.ProcessesCPU(*cpu, *pids) }
 
 // profileBoth takes CPU profiles of the instance controller (--pprof, into
 // --pprof-out) and of the API server (beside it, .apiserver.cpu.pprof) over

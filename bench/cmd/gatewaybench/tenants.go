@@ -311,15 +311,7 @@ func eventMix(ctx context.Context, c client.Client, n int) string {
 
 // cpuTimes is the CPU time each process of --pids and --cpu, and the
 // bench, used so far.
-func cpuTimes() map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for _, p := range append(measure.Processes(*cpu, *pids), measure.Process{Name: "bench", PID: os.Getpid()}) {
-		d, err := measure.ProcessCPU(p.PID)
-		measure.Check(err)
-		out[p.Name] = d
-	}
-	return out
-}
+func cpuTimes() map[string]time.Duration { return measure.ProcessesCPU(*cpu, *pids) }
 
 // listItem is an empty object of the kind of list l.
 func listItem(c client.Client, l client.ObjectList) client.Object {

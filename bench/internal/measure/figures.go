@@ -430,6 +430,18 @@ func ParseVmHWM(status string) (float64, error) {
 	return 0, fmt.Errorf("no VmHWM line")
 }
 
+// ProcessesCPU reads the CPU time used so far by each process of the
+// name=pid lists, and by the bench itself (named "bench").
+func ProcessesCPU(lists ...string) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, p := range append(Processes(lists...), Process{Name: "bench", PID: os.Getpid()}) {
+		d, err := ProcessCPU(p.PID)
+		Check(err)
+		out[p.Name] = d
+	}
+	return out
+}
+
 // ProcessCPU is the CPU time (user and system) a process has used so far.
 func ProcessCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
