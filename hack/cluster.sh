@@ -18,8 +18,8 @@
 # CLUSTER_CRDS=none starts it with no CRD at all (an empty cluster, as before
 # the platform or its neighbours are installed); `crds` installs them later.
 # CONTROLLER_MANAGER_QPS (default 20, kube-controller-manager's own) is the
-# controller manager's client rate, for a bench that deletes thousands of
-# owners at once.
+# controller manager's client rate, its burst twice that, for a bench that
+# deletes thousands of owners at once.
 source "$(dirname "$0")/lib.sh"
 
 cmd=${1:-up}
