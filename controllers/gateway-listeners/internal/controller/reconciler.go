@@ -5,12 +5,11 @@
 package controller
 
 import (
-	"time"
-
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
