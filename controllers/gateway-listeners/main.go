@@ -29,8 +29,8 @@ func main() {
 	certManagerNamespace := flag.String("cert-manager-namespace", gatewayv1alpha1.CertManagerNamespace,
 		"namespace where cert-manager publishes its HTTP-01 challenge routes; the port-80 listener of every Gateway admits routes from it "+
 			"(cert-manager for a stock install)")
-	routeBatchWindow := flag.Duration("route-batch-window", controller.DefaultRouteBatchWindow,
-		"how long a change of a route or of a namespace's labels waits for the changes that follow it, so that a burst of them makes one Gateway write (0: none)")
+	batchWindow := flag.Duration("batch-window", controller.DefaultBatchWindow,
+		"how long a change of a TenantGateway, a route or a namespace's labels waits for another before the reconcile they share, so that a burst of them makes one Gateway write (0: none)")
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
@@ -39,11 +39,11 @@ func main() {
 			if errs := validation.IsDNS1123Label(*certManagerNamespace); len(errs) > 0 {
 				return fmt.Errorf("--cert-manager-namespace %q is not a namespace name: %s", *certManagerNamespace, strings.Join(errs, "; "))
 			}
-			if *routeBatchWindow < 0 {
-				return fmt.Errorf("--route-batch-window %s is negative", *routeBatchWindow)
+			if *batchWindow < 0 {
+				return fmt.Errorf("--batch-window %s is negative", *batchWindow)
 			}
 			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name), CertManagerNamespace: *certManagerNamespace,
-				RouteBatchWindow: *routeBatchWindow}
+				BatchWindow: *batchWindow}
 			return errors.Join(r.SetupWithManager(mgr, opts.Workers),
 				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "Gateway", &gatewayv1.GatewayList{}),
 				gatewayruntime.ManagedObjects(mgr.GetClient(), Name, "HTTPRoute", &gatewayv1.HTTPRouteList{}))

@@ -2,14 +2,10 @@ package gatewayruntime
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -56,64 +52,4 @@ func TenantGatewaysIn(ctx context.Context, reader client.Reader, namespaces ...s
 		}
 	}
 	return out
-}
-
-// Batched wraps h so that a TenantGateway it enqueues that is not already
-// waiting becomes ready only after window: the events that follow within
-// the window join the same reconcile. Routes arrive in bursts (a chart
-// installing an application, a tenant's apps on a migration), each a new
-// listener, and the Gateway would otherwise be written, and its
-// implementation reprogram the data plane, once per route. An item already
-// ready stays ready; one already waiting keeps the earlier time. A window
-// of 0 is h itself.
-func Batched(h handler.EventHandler, window time.Duration) handler.EventHandler {
-	if window <= 0 {
-		return h
-	}
-	wrap := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-			return batchedPriorityQueue{PriorityQueue: pq, window: window}
-		}
-		return batchedQueue{TypedRateLimitingInterface: q, window: window}
-	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			h.Create(ctx, e, wrap(q))
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			h.Update(ctx, e, wrap(q))
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			h.Delete(ctx, e, wrap(q))
-		},
-		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			h.Generic(ctx, e, wrap(q))
-		},
-	}
-}
-
-// batchedQueue adds after its window (Batched), for a plain work queue.
-type batchedQueue struct {
-	workqueue.TypedRateLimitingInterface[reconcile.Request]
-	window time.Duration
-}
-
-func (q batchedQueue) Add(item reconcile.Request) { q.AddAfter(item, q.window) }
-
-// batchedPriorityQueue adds after its window (Batched), keeping the
-// priority the handler gives (a resync's or a start's low one).
-type batchedPriorityQueue struct {
-	priorityqueue.PriorityQueue[reconcile.Request]
-	window time.Duration
-}
-
-func (q batchedPriorityQueue) Add(item reconcile.Request) {
-	q.AddWithOpts(priorityqueue.AddOpts{}, item)
-}
-
-func (q batchedPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
-	if o.After < q.window && !o.RateLimited {
-		o.After = q.window
-	}
-	q.PriorityQueue.AddWithOpts(o, items...)
 }

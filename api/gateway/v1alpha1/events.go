@@ -19,11 +19,13 @@ const (
 	// per reconcile, as EventApplied.
 	EventDeleted = "Deleted"
 	// EventNamespaceAttached (Normal, on each TenantGateway of the owner
-	// namespace): ns-labels wrote namespace.cozystack.io/gateway on a
-	// namespace.
+	// namespace): ns-labels wrote namespace.cozystack.io/gateway on
+	// namespaces; one event per reconcile naming each, its related object
+	// the first.
 	EventNamespaceAttached = "NamespaceAttached"
 	// EventNamespaceDetached (Normal): ns-labels removed a label it had
-	// written from a namespace no longer listed.
+	// written from namespaces no longer listed; one event per reconcile, as
+	// EventNamespaceAttached.
 	EventNamespaceDetached = "NamespaceDetached"
 	// EventRouteAccepted (Normal, on the route): route-conflicts wrote an
 	// Accepted=True verdict over its own HostnameConflict one: the conflict

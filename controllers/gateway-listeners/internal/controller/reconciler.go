@@ -57,37 +57,40 @@ type Reconciler struct {
 	// challenge routes: the port-80 listener admits routes from there
 	// (empty: Cozystack's cozy-cert-manager).
 	CertManagerNamespace string
-	// RouteBatchWindow is how long a change of a route or of a namespace's
-	// labels waits for the changes that follow it before the reconcile they
-	// share (gatewayruntime.Batched; 0: none).
-	RouteBatchWindow time.Duration
+	// BatchWindow is how long a change waits for the changes that follow
+	// it before the reconcile they share (gatewayruntime.Batch; 0: none).
+	BatchWindow time.Duration
 }
 
-// DefaultRouteBatchWindow is RouteBatchWindow unless set: a burst of routes
-// (a chart's, a tenant's apps migrated at once), and a new tenant's routes
-// with the labels ns-labels writes on its namespaces, make one Gateway
-// write, at the cost of a second before a new route's listener is there,
-// which its certificate takes many times longer to follow.
-const DefaultRouteBatchWindow = time.Second
+// DefaultBatchWindow is BatchWindow unless set: a new tenant's
+// TenantGateway, its routes and the labels ns-labels writes on its
+// namespaces, or a burst of routes (a chart's, a tenant's apps migrated at
+// once), make one Gateway write, at the cost of a second before a change
+// reaches the Gateway, which a new listener's certificate takes many times
+// longer to follow.
+const DefaultBatchWindow = time.Second
 
 // SetupWithManager registers the route index and the watches: TenantGateways
 // (spec, and the conditions of the other controllers that Ready
 // summarises), the owned Gateway (its status), routes naming the Gateway,
 // namespaces (their gateway and host labels decide attachment and child
 // apexes at once) and GatewayClasses (their implementation decides the
-// listeners' route kinds). A route's or a namespace's change waits
-// RouteBatchWindow for those that follow it.
+// listeners' route kinds). A change of a TenantGateway, a route or a
+// namespace waits until BatchWindow passes with no other change for the
+// same TenantGateway (gatewayruntime.Batch); its Gateway's status and a
+// GatewayClass are reconciled at once.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if err := gatewayruntime.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	batch := gatewayruntime.NewBatch(r.BatchWindow)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("gateway-listeners").
-		For(&gatewayv1alpha1.TenantGateway{}).
+		Watches(&gatewayv1alpha1.TenantGateway{}, batch.Handler(&handler.EnqueueRequestForObject{})).
 		Watches(&gatewayv1.Gateway{}, gatewayruntime.GatewayToTenantGateway()).
-		Watches(&gatewayv1.HTTPRoute{}, gatewayruntime.Batched(routeToTenantGateways(), r.RouteBatchWindow)).
-		Watches(&gatewayv1.TLSRoute{}, gatewayruntime.Batched(routeToTenantGateways(), r.RouteBatchWindow)).
-		Watches(&corev1.Namespace{}, gatewayruntime.Batched(gatewayruntime.NamespaceToTenantGateways(mgr.GetClient()), r.RouteBatchWindow),
+		Watches(&gatewayv1.HTTPRoute{}, batch.Handler(routeToTenantGateways())).
+		Watches(&gatewayv1.TLSRoute{}, batch.Handler(routeToTenantGateways())).
+		Watches(&corev1.Namespace{}, batch.Handler(gatewayruntime.NamespaceToTenantGateways(mgr.GetClient())),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&gatewayv1.GatewayClass{}, classToTenantGateways(mgr.GetClient())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).

@@ -115,6 +115,7 @@ func TestReconcileAttaches(t *testing.T) {
 	namespace(t, owner+"-apps", map[string]string{"team": "apps"}, nil)
 	g := tenantGateway(t, owner, owner+"-apps")
 
+	told.Take()
 	wrote := reconcileOwner(t, owner)
 
 	want := []string{"patch Namespace " + owner, "patch Namespace " + owner + "-apps", "status apply TenantGateway " + g.Name}
@@ -125,6 +126,12 @@ func TestReconcileAttaches(t *testing.T) {
 	attachedTo(t, owner+"-apps", owner, map[string]string{"team": "apps"})
 	if c := attachedCondition(t, g); c.Status != metav1.ConditionTrue || c.Reason != gatewayv1alpha1.ReasonReady || !strings.HasPrefix(c.Message, "2 namespaces") {
 		t.Errorf("NamespacesAttached %s %s: %s, want True %s on 2 namespaces", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonReady)
+	}
+	// Both namespaces in one event on the TenantGateway.
+	wantEvent := "Normal NamespaceAttached cozystack: namespace " + owner + " attached, namespace " + owner + "-apps attached: a TenantGateway of " +
+		owner + " lists it (or owns it) and it carried no gateway label"
+	if events := told.Take(); !slices.Equal(events, []string{wantEvent}) {
+		t.Errorf("events %q, want %q", events, wantEvent)
 	}
 
 	t.Run("a listed namespace not created yet", func(t *testing.T) {

@@ -237,14 +237,37 @@ func (r *Reconciler) namespaces(ctx context.Context, owner string, wanted []stri
 
 // write attaches and detaches the namespaces of the plan. A conflict means
 // the namespace changed since the cache saw it: its event brings a fresh
-// reconcile. Others are retried with backoff.
+// reconcile. Others are retried with backoff. The namespaces attached are
+// told in one NamespaceAttached event on each TenantGateway of the owner,
+// those detached in one NamespaceDetached: a new tenant's namespaces come
+// in one reconcile, and an event costs the API server what the patch it
+// tells of costs.
 func (r *Reconciler) write(ctx context.Context, p *planned) error {
 	var errs []error
+	var attached, detached []gatewayruntime.Write
 	for _, name := range p.plan.Attach {
-		errs = append(errs, r.patch(ctx, p.live, p.byName[name], p.owner, true, true))
+		w, err := r.patch(ctx, p.byName[name], p.owner, true, true)
+		errs = append(errs, err)
+		if err == nil {
+			attached = append(attached, w)
+		}
 	}
 	for _, d := range p.plan.Detach {
-		errs = append(errs, r.patch(ctx, p.live, p.byName[d.Name], p.owner, false, d.RemoveLabel))
+		w, err := r.patch(ctx, p.byName[d.Name], p.owner, false, d.RemoveLabel)
+		errs = append(errs, err)
+		if err == nil {
+			detached = append(detached, w)
+		}
+	}
+	for i := range p.live {
+		for _, told := range []struct {
+			reason string
+			writes []gatewayruntime.Write
+		}{{gatewayv1alpha1.EventNamespaceAttached, attached}, {gatewayv1alpha1.EventNamespaceDetached, detached}} {
+			if len(told.writes) > 0 {
+				r.Events().Normal(&p.live[i], told.writes[0].Object, told.reason, "Label", gatewayruntime.WritesNote(told.writes))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -290,8 +313,8 @@ func (r *Reconciler) rootAttached(ctx context.Context) ([]string, error) {
 // patch writes (attach) or removes the label and the annotation with a JSON
 // merge patch carrying the resourceVersion read (MergeFromWithOptimisticLock):
 // if anyone changed the namespace since, the API server refuses and nothing
-// is overwritten.
-func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGateway, ns *corev1.Namespace, owner string, attaching, label bool) error {
+// is overwritten. It returns the write, for the event that tells it.
+func (r *Reconciler) patch(ctx context.Context, ns *corev1.Namespace, owner string, attaching, label bool) (gatewayruntime.Write, error) {
 	changed := ns.DeepCopy()
 	set := func(m map[string]string, key string) map[string]string {
 		if !attaching {
@@ -309,18 +332,15 @@ func (r *Reconciler) patch(ctx context.Context, tgws []gatewayv1alpha1.TenantGat
 		changed.Labels = set(changed.Labels, gatewayv1alpha1.LabelNamespaceGateway)
 	}
 	if err := r.Client.Patch(ctx, changed, client.MergeFromWithOptions(ns, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("labelling namespace %s: %w", ns.Name, err)
+		return gatewayruntime.Write{}, fmt.Errorf("labelling namespace %s: %w", ns.Name, err)
 	}
-	outcome, reason := writemetric.Detached, gatewayv1alpha1.EventNamespaceDetached
+	outcome := writemetric.Detached
 	why := "no TenantGateway of " + owner + " lists it any more (or may attach it)"
 	if attaching {
-		outcome, reason = writemetric.Attached, gatewayv1alpha1.EventNamespaceAttached
+		outcome = writemetric.Attached
 		why = "a TenantGateway of " + owner + " lists it (or owns it) and it carried no gateway label"
 	}
 	writemetric.Count(r.Name, "Namespace", outcome)
 	log.FromContext(ctx).Info(outcome, "namespace", ns.Name, "owner", owner, "why", why)
-	for i := range tgws {
-		r.Events().Normal(&tgws[i], ns, reason, "Label", fmt.Sprintf("namespace %s %s: %s", ns.Name, outcome, why))
-	}
-	return nil
+	return gatewayruntime.Write{Object: ns, Kind: "namespace", Name: ns.Name, Outcome: outcome, Why: why}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,7 +55,7 @@ func run(m *testing.M) int {
 			}
 			k8s, cached = env.K8s, env.Cached
 			writes = testenv.NewWriteLog(cached)
-			rec = &Reconciler{Base: gatewayruntime.Base{Client: writes, APIReader: env.APIReader, Name: fieldManager}}
+			rec = &Reconciler{Base: gatewayruntime.Base{Client: writes, APIReader: env.APIReader, Name: fieldManager, Recorder: told}}
 		})
 }
 
@@ -62,4 +63,33 @@ func run(m *testing.M) int {
 func caughtUp(t *testing.T) {
 	t.Helper()
 	testenv.CacheCaughtUp(t, cached, k8s, &gatewayv1alpha1.TenantGatewayList{}, &corev1.NamespaceList{})
+}
+
+// told keeps the events the reconciler records.
+var told = &eventLog{}
+
+// eventLog is an events.EventRecorder that keeps each event as
+// "<type> <reason> <regarding's name>: <note>".
+type eventLog struct {
+	mu   sync.Mutex
+	told []string
+}
+
+func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
+	name := ""
+	if ref, ok := regarding.(*corev1.ObjectReference); ok {
+		name = ref.Name
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.told = append(l.told, fmt.Sprintf("%s %s %s: %s", eventtype, reason, name, fmt.Sprintf(note, args...)))
+}
+
+// Take returns the events recorded since the last Take.
+func (l *eventLog) Take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.told
+	l.told = nil
+	return out
 }
