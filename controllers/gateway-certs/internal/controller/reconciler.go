@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -79,6 +81,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !tgw.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	if wait, err := r.waitForGateway(ctx, &tgw); wait > 0 || err != nil {
+		return ctrl.Result{RequeueAfter: wait}, err
+	}
 	ctx, writes := gatewayruntime.WithWrites(ctx)
 	c, err := r.reconcile(ctx, &tgw)
 	writes.Record(r.Events(), &tgw)
@@ -89,6 +94,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	return result, err
+}
+
+// waitForGateway is how long to leave tgw alone while its Gateway is not
+// there yet (certs.WaitForGateway).
+func (r *Reconciler) waitForGateway(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway) (time.Duration, error) {
+	reported := meta.FindStatusCondition(tgw.Status.Conditions, gatewayv1alpha1.ConditionCertificatesReady) != nil
+	found, err := r.Get(ctx, tgw.Namespace, names.Gateway(tgw.Name), &gatewayv1.Gateway{})
+	if err != nil {
+		return 0, err
+	}
+	return certs.WaitForGateway(time.Since(tgw.CreationTimestamp.Time), reported, found), nil
 }
 
 // gathered is what the phases of one reconcile learn and pass on.
