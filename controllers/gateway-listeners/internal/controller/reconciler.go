@@ -268,7 +268,12 @@ func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
 	l.written = desiredGW
 	redirect := gateway.DesiredRedirectRoute(gateway.RedirectRouteInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Apex: tgw.Spec.Apex, ManagedBy: r.Name})
-	_, err = r.Apply(ctx, tgw, redirect, httpRouteGVK, l.route, l.route != nil)
+	// The redirect route changes only with the apex: it is created with a
+	// plain create (OwnedApplier.PlainCreates), which spares the read that
+	// confirms the absence of an object the cache does not show.
+	plain := r.Base
+	plain.PlainCreates = true
+	_, err = plain.Apply(ctx, tgw, redirect, httpRouteGVK, l.route, l.route != nil)
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,6 +57,9 @@ type Reconciler struct {
 	// cache still shows the route as it was before, that write, not the
 	// cached copy, is the route (pkg/ownwrite).
 	written ownwrite.Writes[routeKey, ownWrite]
+	// writers is how many route statuses one reconcile writes at once (the
+	// controller's workers).
+	writers int
 }
 
 // routeKey names a route for the writes remembered.
@@ -70,8 +74,10 @@ type ownWrite struct {
 
 // SetupWithManager registers the indexes and watches TenantGateways, routes
 // (by the Gateways their spec and our entries name) and namespaces (their
-// gateway label decides which routes are attached).
+// gateway label decides which routes are attached). A reconcile writes up to
+// workers routes' statuses at once.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writers = workers
 	ctx := context.Background()
 	if err := gatewayruntime.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -157,10 +163,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, rt := range candidates {
-		errs = append(errs, r.writeVerdict(ctx, rt, gwNS, gwName, byRoute))
+	// The routes' statuses are written side by side, up to one per worker:
+	// one Gateway's routes are one reconcile, and a Gateway of thousands
+	// written one after the other would wait on as many round trips.
+	errs := make([]error, len(candidates))
+	slots := make(chan struct{}, max(r.writers, 1))
+	var wg sync.WaitGroup
+	for i, rt := range candidates {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = r.writeVerdict(ctx, rt, gwNS, gwName, byRoute)
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
