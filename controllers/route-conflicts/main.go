@@ -7,6 +7,9 @@
 package main
 
 import (
+	"flag"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -21,12 +24,18 @@ import (
 const Name = "cozystack-route-conflicts"
 
 func main() {
+	deletionWindow := flag.Duration("deletion-window", controller.DefaultDeletionWindow,
+		"how long the deletion of a TenantGateway or a route waits for another before the verdicts they change are written, "+
+			"so that a tenant's TenantGateway and routes deleted together withdraw no verdict from routes about to go (0: none)")
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
 		Cache:   gatewayruntime.TrimmedCache(controller.CacheTrims...),
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
-			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name)}
+			if *deletionWindow < 0 {
+				return fmt.Errorf("--deletion-window %s is negative", *deletionWindow)
+			}
+			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name), DeletionWindow: *deletionWindow}
 			return r.SetupWithManager(mgr, opts.Workers)
 		},
 	})

@@ -90,6 +90,19 @@ func (b *Batch) Handler(h handler.EventHandler) handler.EventHandler {
 	}
 }
 
+// Deletes wraps h so that what its delete events enqueue is held back by b
+// and what its other events enqueue is not: a deletion's consequences wait
+// for the deletions that follow it (a tenant's objects go together) while a
+// creation or a change is acted on at once. With a window of 0 it is h
+// itself.
+func (b *Batch) Deletes(h handler.EventHandler) handler.EventHandler {
+	if b == nil || b.window <= 0 {
+		return h
+	}
+	held := b.Handler(h)
+	return handler.Funcs{CreateFunc: h.Create, UpdateFunc: h.Update, DeleteFunc: held.Delete, GenericFunc: h.Generic}
+}
+
 // hold holds item back for q: a new item is due a window from now; one
 // already held is due a window from now, but no later than BatchMaxWindows
 // windows after its first change.

@@ -156,3 +156,39 @@ type recordingQueue struct {
 func (q *recordingQueue) Add(reconcile.Request) { q.added <- priorityqueue.AddOpts{} }
 
 func (q *recordingQueue) AddWithOpts(o priorityqueue.AddOpts, _ ...reconcile.Request) { q.added <- o }
+
+// TestBatchDeletes: through Deletes, a delete event is held for the window
+// while a create or an update is enqueued at once; a window of 0 wraps
+// nothing.
+func TestBatchDeletes(t *testing.T) {
+	ctx := context.Background()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	b := NewBatch(time.Hour)
+	h := b.Deletes(toTGW)
+	h.Delete(ctx, event.DeleteEvent{Object: batchedRoute("app-0")}, q)
+	if q.Len() != 0 || b.Held() != 1 {
+		t.Fatalf("after a delete: %d queued, %d held; want 0 queued, 1 held", q.Len(), b.Held())
+	}
+	h.Create(ctx, event.CreateEvent{Object: batchedRoute("app-1")}, q)
+	if q.Len() != 1 {
+		t.Errorf("after a create: %d queued, want 1 at once", q.Len())
+	}
+	item, _ := q.Get()
+	q.Done(item)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: batchedRoute("app-1"), ObjectNew: batchedRoute("app-1")}, q)
+	if q.Len() != 1 {
+		t.Errorf("after an update: %d queued, want 1 at once", q.Len())
+	}
+
+	short := NewBatch(20 * time.Millisecond)
+	q2 := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q2.ShutDown()
+	short.Deletes(toTGW).Delete(ctx, event.DeleteEvent{Object: batchedRoute("app-0")}, q2)
+	if got, _ := q2.Get(); got != batchedTGW {
+		t.Errorf("released %v, want %v", got, batchedTGW)
+	}
+	if NewBatch(0).Deletes(toTGW) != toTGW {
+		t.Error("a window of 0 wraps the handler")
+	}
+}

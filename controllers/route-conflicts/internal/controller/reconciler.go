@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,7 +61,20 @@ type Reconciler struct {
 	// writers is how many route statuses one reconcile writes at once (the
 	// controller's workers).
 	writers int
+	// DeletionWindow is how long the deletion of a TenantGateway or a route
+	// waits for the deletions that follow it before the verdicts it changes
+	// are written (gatewayruntime.Batch.Deletes; 0: none).
+	DeletionWindow time.Duration
 }
+
+// DefaultDeletionWindow is DeletionWindow unless set. A tenant's
+// TenantGateway and routes go together (its namespace deleted, its apps
+// uninstalled): acted on at once, the TenantGateway's deletion would
+// withdraw the verdict of every route a moment before the route itself
+// goes, a status write for each. Held for a second, the deletions of a
+// burst make one reconcile, which finds the routes gone. A conflict that a
+// deleted route resolves is decided a second later.
+const DefaultDeletionWindow = time.Second
 
 // routeKey names a route for the writes remembered.
 type routeKey struct{ kind, namespace, name string }
@@ -75,9 +89,12 @@ type ownWrite struct {
 // SetupWithManager registers the indexes and watches TenantGateways, routes
 // (by the Gateways their spec and our entries name) and namespaces (their
 // gateway label decides which routes are attached). A reconcile writes up to
-// workers routes' statuses at once.
+// workers routes' statuses at once. The deletion of a TenantGateway or a
+// route is held until DeletionWindow passes with no other deletion for the
+// same Gateway (gatewayruntime.Batch.Deletes).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	r.writers = workers
+	deletions := gatewayruntime.NewBatch(r.DeletionWindow)
 	ctx := context.Background()
 	if err := gatewayruntime.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -105,9 +122,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("route-conflicts").
-		For(&gatewayv1alpha1.TenantGateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&gatewayv1.HTTPRoute{}, routeEvents).
-		Watches(&gatewayv1.TLSRoute{}, routeEvents).
+		Watches(&gatewayv1alpha1.TenantGateway{}, deletions.Deletes(&handler.EnqueueRequestForObject{}),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&gatewayv1.HTTPRoute{}, deletions.Deletes(routeEvents)).
+		Watches(&gatewayv1.TLSRoute{}, deletions.Deletes(routeEvents)).
 		Watches(&corev1.Namespace{}, gatewayruntime.NamespaceToTenantGateways(mgr.GetClient()),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
