@@ -303,3 +303,123 @@ func TestReconcileWriteFails(t *testing.T) {
 		t.Errorf("NamespacesAttached %s %s: %s, want True %s", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonReady)
 	}
 }
+
+// frozenNamespaces is a client whose cache shows the namespaces as they
+// were when it was made, however they are written since: a cache that has
+// not caught up with the reconciler's own patches.
+type frozenNamespaces struct {
+	client.Client
+	seen map[string]*corev1.Namespace
+}
+
+func freeze(t *testing.T, c client.Client, names ...string) frozenNamespaces {
+	t.Helper()
+	f := frozenNamespaces{Client: c, seen: map[string]*corev1.Namespace{}}
+	for _, name := range names {
+		f.seen[name] = getNamespace(t, name)
+	}
+	return f
+}
+
+func (f frozenNamespaces) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return f.Client.Get(ctx, key, obj, opts...)
+	}
+	seen := f.seen[key.Name]
+	if seen == nil {
+		return apierrors.NewNotFound(corev1.Resource("namespaces"), key.Name)
+	}
+	seen.DeepCopyInto(ns)
+	return nil
+}
+
+// List answers the index of the namespaces attached by an owner from the
+// frozen namespaces.
+func (f frozenNamespaces) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	nsList, ok := list.(*corev1.NamespaceList)
+	if !ok {
+		return f.Client.List(ctx, list, opts...)
+	}
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	owner, indexed := lo.FieldSelector.RequiresExactMatch(indexAttachedBy)
+	if !indexed {
+		return errors.New("frozenNamespaces lists only by " + indexAttachedBy)
+	}
+	nsList.Items = nil
+	for _, ns := range f.seen {
+		if slices.Contains(attachedBy(ns), owner) {
+			nsList.Items = append(nsList.Items, *ns.DeepCopy())
+		}
+	}
+	return nil
+}
+
+// TestReconcileReadsItsOwnPatches: a reconcile that comes before the cache
+// shows the reconciler's own patches (the event of the first namespace
+// patched brings it, before the second's) decides on what it wrote, not on
+// the stale copies: no patch again from a stale version, which the API server
+// would refuse as a conflict. Once the cache shows the patches, they are
+// forgotten.
+func TestReconcileReadsItsOwnPatches(t *testing.T) {
+	const owner = "tenant-eta"
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: owner}}
+	namespace(t, owner, nil, nil)
+	namespace(t, owner+"-apps", nil, nil)
+	g := tenantGateway(t, owner, owner+"-apps")
+	caughtUp(t)
+	stale := &Reconciler{Base: gatewayruntime.Base{Client: freeze(t, writes, owner, owner+"-apps"), APIReader: rec.APIReader, Name: fieldManager}}
+	patches := func() []string {
+		var out []string
+		for _, w := range writes.Take() {
+			if strings.HasPrefix(w, "patch Namespace") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	writes.Take()
+
+	if _, err := stale.Reconcile(ctx, req); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if wrote := patches(); len(wrote) != 2 {
+		t.Fatalf("patches %v, want both namespaces attached", wrote)
+	}
+	if _, err := stale.Reconcile(ctx, req); err != nil {
+		t.Errorf("a Reconcile before the cache shows the patches: %v, want none", err)
+	}
+	if wrote := patches(); len(wrote) != 0 {
+		t.Errorf("a Reconcile before the cache shows the patches wrote %v, want nothing", wrote)
+	}
+	attachedTo(t, owner, owner, nil)
+	attachedTo(t, owner+"-apps", owner, nil)
+
+	// The TenantGateway goes; the cache shows the namespaces attached, and
+	// not the detaching patches after them.
+	check(t, k8s.Delete(ctx, g))
+	caughtUp(t)
+	stale.Client = freeze(t, writes, owner, owner+"-apps")
+	if _, err := stale.Reconcile(ctx, req); err != nil {
+		t.Fatalf("Reconcile after the deletion: %v", err)
+	}
+	if wrote := patches(); len(wrote) != 2 {
+		t.Fatalf("patches %v, want both namespaces detached", wrote)
+	}
+	if _, err := stale.Reconcile(ctx, req); err != nil {
+		t.Errorf("a Reconcile before the cache shows the detaching patches: %v, want none", err)
+	}
+	if wrote := patches(); len(wrote) != 0 {
+		t.Errorf("a Reconcile before the cache shows the detaching patches wrote %v, want nothing", wrote)
+	}
+
+	// The namespaces' events, of the versions the patches made, end the
+	// wait: nothing is remembered any more.
+	for _, name := range []string{owner, owner + "-apps"} {
+		stale.ownersOfNamespace(ctx, getNamespace(t, name))
+	}
+	if n := stale.written.Len(); n != 0 {
+		t.Errorf("%d patches remembered after the cache showed them, want 0", n)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	gatewayv1alpha1 "github.com/cozyplane/cozyplane/api/gateway/v1alpha1"
 	"github.com/cozyplane/cozyplane/controllers/ns-labels/internal/attach"
 	"github.com/cozyplane/cozyplane/pkg/gatewayruntime"
+	"github.com/cozyplane/cozyplane/pkg/ownwrite"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/writemetric"
 )
@@ -47,6 +48,13 @@ var CacheTrims = []gatewayruntime.Trim{gatewayruntime.TrimTenantGatewayListeners
 // TenantGateways and reports NamespacesAttached on each.
 type Reconciler struct {
 	gatewayruntime.Base
+	// written remembers each namespace as this controller's last patch left
+	// it: while the cache still shows it as it was before, the patch, not
+	// the cached copy, is the namespace (pkg/ownwrite). A reconcile that
+	// the event of one of its own patches brings, before the event of the
+	// next, would otherwise patch that next namespace again from a stale
+	// version and be refused with a conflict.
+	written ownwrite.Writes[string, *corev1.Namespace]
 }
 
 // SetupWithManager watches TenantGateways and Namespaces. Requests carry only
@@ -128,6 +136,9 @@ func requests(owners map[string]bool) []reconcile.Request {
 // deleted while we were down), the one its gateway label names, those whose
 // TenantGateways list it, and itself (it may be an owner).
 func (r *Reconciler) ownersOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	// An event of the version a patch made (or a later one) ends the wait
+	// for it: what the patch remembered is dropped.
+	r.written.Behind(o.GetName(), o.GetResourceVersion())
 	owners := map[string]bool{o.GetName(): true}
 	if v := o.GetAnnotations()[gatewayv1alpha1.AnnotationAttachedBy]; v != "" {
 		owners[v] = true
@@ -213,7 +224,7 @@ func (r *Reconciler) namespaces(ctx context.Context, owner string, wanted []stri
 		return nil, fmt.Errorf("listing the namespaces attached by %s: %w", owner, err)
 	}
 	for i := range attached.Items {
-		byName[attached.Items[i].Name] = &attached.Items[i]
+		byName[attached.Items[i].Name] = r.ownWrite(&attached.Items[i])
 	}
 	for _, name := range wanted {
 		if byName[name] != nil {
@@ -225,7 +236,7 @@ func (r *Reconciler) namespaces(ctx context.Context, owner string, wanted []stri
 			return nil, err
 		}
 		if found {
-			byName[name] = ns
+			byName[name] = r.ownWrite(ns)
 		}
 	}
 	states := make([]attach.NamespaceState, 0, len(byName))
@@ -233,6 +244,15 @@ func (r *Reconciler) namespaces(ctx context.Context, owner string, wanted []stri
 		states = append(states, attach.NamespaceState{Name: ns.Name, Labels: ns.Labels, Annotations: ns.Annotations})
 	}
 	return states, nil
+}
+
+// ownWrite is cached, or the namespace as this controller's last patch of it
+// left it while the cache has not shown that patch yet.
+func (r *Reconciler) ownWrite(cached *corev1.Namespace) *corev1.Namespace {
+	if ns, behind := r.written.Behind(cached.Name, cached.ResourceVersion); behind {
+		return ns.DeepCopy()
+	}
+	return cached
 }
 
 // write attaches and detaches the namespaces of the plan. A conflict means
@@ -334,6 +354,7 @@ func (r *Reconciler) patch(ctx context.Context, ns *corev1.Namespace, owner stri
 	if err := r.Client.Patch(ctx, changed, client.MergeFromWithOptions(ns, client.MergeFromWithOptimisticLock{})); err != nil {
 		return gatewayruntime.Write{}, fmt.Errorf("labelling namespace %s: %w", ns.Name, err)
 	}
+	r.written.Wrote(ns.Name, ns.ResourceVersion, changed.ResourceVersion, changed)
 	outcome := writemetric.Detached
 	why := "no TenantGateway of " + owner + " lists it any more (or may attach it)"
 	if attaching {
