@@ -238,9 +238,24 @@ var tenantKinds = []client.ObjectList{&gatewayv1alpha1.TenantGatewayList{}, &gat
 // the TenantGateway, make them again. The raw side's objects have no owner
 // and are deleted one kind after the other. It returns when the pipeline's
 // watches show none of the objects left, and the controllers' writes have
-// stopped (what ns-labels undoes, a stray object made from a stale cache).
-func clearRun(ctx context.Context, c client.Client, seen *settledWatch, k, n int, urls []string) {
-	start, before := time.Now(), measure.Settled(urls...)
+// stopped (what ns-labels undoes, a stray object made from a stale cache),
+// and says what each controller wrote meanwhile, a tenant.
+func clearRun(ctx context.Context, c client.Client, seen *settledWatch, k, n int, ctrls [][2]string) {
+	var urls []string
+	for _, kv := range ctrls {
+		urls = append(urls, kv[1])
+	}
+	scrape := func() [][]measure.Sample {
+		var own [][]measure.Sample
+		for _, kv := range ctrls {
+			s, err := measure.Scrape(kv[1])
+			measure.Check(err)
+			own = append(own, s)
+		}
+		return own
+	}
+	before := measure.Settled(urls...)
+	start, ownBefore := time.Now(), scrape()
 	measure.Parallel(n, tenantWorkers, func(t int) {
 		del := func(obj client.Object, ns string) {
 			measure.Check(client.IgnoreNotFound(c.DeleteAllOf(ctx, obj, client.InNamespace(ns))))
@@ -278,8 +293,14 @@ func clearRun(ctx context.Context, c client.Client, seen *settledWatch, k, n int
 		}
 		time.Sleep(time.Second)
 	}
-	wrote := measure.Settled(urls...) - before
-	fmt.Printf("  run %d's tenants deleted in %.1fs; the controllers wrote %d times meanwhile\n", k+1, time.Since(start).Seconds(), wrote)
+	took, wrote := time.Since(start), measure.Settled(urls...)-before
+	fmt.Printf("  run %d's tenants deleted in %.1fs; the controllers wrote %d times meanwhile\n", k+1, took.Seconds(), wrote)
+	ownAfter := scrape()
+	for i, kv := range ctrls {
+		fmt.Printf("    %s a tenant: %s; %s\n", kv[0],
+			measure.Mix(ownBefore[i], ownAfter[i], n, "rest_client_requests_total", "method", "code"),
+			measure.Mix(ownBefore[i], ownAfter[i], n, "cozystack_object_writes_total", "kind", "outcome"))
+	}
 }
 
 // eventMix is the Events in the pipeline side's namespaces of every run,
@@ -498,7 +519,7 @@ func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen
 	var rawCPU, pipeCPU measure.Tally
 	prepare := func(k int) {
 		if k > 0 {
-			clearRun(ctx, c, seen, k-1, n, urls)
+			clearRun(ctx, c, seen, k-1, n, ctrls)
 		}
 	}
 	raws, pipes := measure.InTurns("tenant gateways", prepare, func(k int) time.Duration {
