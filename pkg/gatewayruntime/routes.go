@@ -24,7 +24,9 @@ type Route struct {
 	Key       tenantgateway.RouteKey
 	Hostnames []string
 	Labels    map[string]string
-	// Object is the *gatewayv1.HTTPRoute or *gatewayv1.TLSRoute read.
+	// Object is the *gatewayv1.HTTPRoute or *gatewayv1.TLSRoute read. Read
+	// from a cache, it shares its fields with the cached object: it is
+	// read, never changed (copy it first: DeepCopyObject).
 	Object client.Object
 }
 
@@ -77,7 +79,9 @@ func Admits(ownerNamespace, namespace string, labels map[string]string) bool {
 // Gateway of tgw, from namespaces that Gateway admits, sorted by kind,
 // namespace and name. Routes the TenantGateway itself controls (the redirect
 // route) are left out. reader must have IndexParentGateway (a cache set up
-// with SetupIndexes).
+// with SetupIndexes). A cache does not copy the routes it returns: a
+// Gateway's thousands of routes are read on every reconcile of it, and
+// copied each time they took most of a reconcile's time.
 func AttachedRoutes(ctx context.Context, reader client.Reader, tgw *gatewayv1alpha1.TenantGateway) ([]Route, error) {
 	gw := tgw.Namespace + "/" + names.Gateway(tgw.Name)
 	admitted := map[string]bool{}
@@ -117,7 +121,7 @@ func AttachedRoutes(ctx context.Context, reader client.Reader, tgw *gatewayv1alp
 		return nil
 	}
 	var https gatewayv1.HTTPRouteList
-	if err := reader.List(ctx, &https, client.MatchingFields{IndexParentGateway: gw}); err != nil {
+	if err := reader.List(ctx, &https, client.MatchingFields{IndexParentGateway: gw}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
 	}
 	for i := range https.Items {
@@ -126,7 +130,7 @@ func AttachedRoutes(ctx context.Context, reader client.Reader, tgw *gatewayv1alp
 		}
 	}
 	var tlss gatewayv1.TLSRouteList
-	if err := reader.List(ctx, &tlss, client.MatchingFields{IndexParentGateway: gw}); err != nil {
+	if err := reader.List(ctx, &tlss, client.MatchingFields{IndexParentGateway: gw}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing TLSRoutes: %w", err)
 	}
 	for i := range tlss.Items {

@@ -199,7 +199,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 }
 
 // candidates are the routes whose spec or whose status (our entries) name
-// the Gateway key.
+// the Gateway key, as the cache holds them: not copied, so read only
+// (writeVerdict copies the ones it writes).
 func (r *Reconciler) candidates(ctx context.Context, key string) ([]client.Object, error) {
 	seen := map[string]bool{}
 	var out []client.Object
@@ -212,14 +213,14 @@ func (r *Reconciler) candidates(ctx context.Context, key string) ([]client.Objec
 	}
 	for _, index := range []string{gatewayruntime.IndexParentGateway, indexOurParents} {
 		var https gatewayv1.HTTPRouteList
-		if err := r.Client.List(ctx, &https, client.MatchingFields{index: key}); err != nil {
+		if err := r.Client.List(ctx, &https, client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing HTTPRoutes: %w", err)
 		}
 		for i := range https.Items {
 			add(tenantgateway.KindHTTPRoute, &https.Items[i])
 		}
 		var tlss gatewayv1.TLSRouteList
-		if err := r.Client.List(ctx, &tlss, client.MatchingFields{index: key}); err != nil {
+		if err := r.Client.List(ctx, &tlss, client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing TLSRoutes: %w", err)
 		}
 		for i := range tlss.Items {
@@ -270,10 +271,18 @@ func (r *Reconciler) writeVerdict(ctx context.Context, cached client.Object, gwN
 		return true, r.Client.Status().Update(ctx, o)
 	}
 	key := routeKey{kind: kind, namespace: cached.GetNamespace(), name: cached.GetName()}
-	o := cached.DeepCopyObject().(client.Object)
+	o := cached
 	if own, behind := r.written.Behind(key, cached.GetResourceVersion()); behind {
+		o = cached.DeepCopyObject().(client.Object)
 		setRouteParents(o, own.parents)
 		o.SetResourceVersion(own.version)
+	}
+	if _, changed := desired(o); !changed {
+		return nil
+	}
+	if o == cached {
+		// cached is the cache's own object: write a copy.
+		o = cached.DeepCopyObject().(client.Object)
 	}
 	wrote, err := write(o)
 	if apierrors.IsConflict(err) {

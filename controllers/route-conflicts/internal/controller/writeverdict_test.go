@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -73,8 +74,14 @@ func TestWriteVerdict(t *testing.T) {
 			byRoute := map[tenantgateway.RouteKey]verdicts.Verdict{
 				{Kind: tenantgateway.KindHTTPRoute, Namespace: "tenant-b", Name: "web"}: loser,
 			}
+			read := cached.DeepCopy()
 			if err := r.writeVerdict(ctx, cached, gwNS, gwName, byRoute); err != nil {
 				t.Fatal(err)
+			}
+			// The cache's own object, which reconcile passes uncopied, is
+			// never changed: the write is made on a copy.
+			if !equality.Semantic.DeepEqual(cached, read) {
+				t.Errorf("writeVerdict changed the cached route: %+v, was %+v", cached.Status, read.Status)
 			}
 			if reader.gets != tc.wantGets {
 				t.Errorf("fresh reads: got %d, want %d", reader.gets, tc.wantGets)
