@@ -9,6 +9,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,15 +28,20 @@ func main() {
 	deletionWindow := flag.Duration("deletion-window", controller.DefaultDeletionWindow,
 		"how long the deletion of a TenantGateway or a route waits for another before the verdicts they change are written, "+
 			"so that a tenant's TenantGateway and routes deleted together withdraw no verdict from routes about to go (0: none)")
+	batchWindow := flag.Duration("batch-window", controller.DefaultBatchWindow,
+		"how long a change of a TenantGateway, a route or a namespace's labels waits for another before the reconcile they share, "+
+			"so that a burst of routes is decided together rather than once for each (at most ten windows in all; 0: none)")
 	manager.Main(manager.Program{
 		Name:    Name,
 		Schemes: []func(*runtime.Scheme) error{gatewayv1.Install, gatewayv1alpha1.AddToScheme},
 		Cache:   gatewayruntime.TrimmedCache(controller.CacheTrims...),
 		Setup: func(mgr ctrl.Manager, opts manager.Options) error {
-			if *deletionWindow < 0 {
-				return fmt.Errorf("--deletion-window %s is negative", *deletionWindow)
+			for name, w := range map[string]time.Duration{"--deletion-window": *deletionWindow, "--batch-window": *batchWindow} {
+				if w < 0 {
+					return fmt.Errorf("%s %s is negative", name, w)
+				}
 			}
-			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name), DeletionWindow: *deletionWindow}
+			r := &controller.Reconciler{Base: gatewayruntime.NewBase(mgr, Name), DeletionWindow: *deletionWindow, BatchWindow: *batchWindow}
 			return r.SetupWithManager(mgr, opts.Workers)
 		},
 	})

@@ -55,6 +55,10 @@ func NewBatch(window time.Duration) *Batch {
 	return &Batch{window: window, held: map[reconcile.Request]*heldItem{}}
 }
 
+// holds reports whether b holds anything back (a nil Batch, or one of window
+// 0, does not).
+func (b *Batch) holds() bool { return b != nil && b.window > 0 }
+
 // Held is how many items wait for their window.
 func (b *Batch) Held() int {
 	b.mu.Lock()
@@ -65,7 +69,7 @@ func (b *Batch) Held() int {
 // Handler wraps h so that what it enqueues is held back by b; with a window
 // of 0 it is h itself.
 func (b *Batch) Handler(h handler.EventHandler) handler.EventHandler {
-	if b == nil || b.window <= 0 {
+	if !b.holds() {
 		return h
 	}
 	wrap := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
@@ -96,11 +100,19 @@ func (b *Batch) Handler(h handler.EventHandler) handler.EventHandler {
 // creation or a change is acted on at once. With a window of 0 it is h
 // itself.
 func (b *Batch) Deletes(h handler.EventHandler) handler.EventHandler {
-	if b == nil || b.window <= 0 {
+	return Held(nil, b, h)
+}
+
+// Held wraps h so that what its delete events enqueue is held back by
+// deletions and what its other events enqueue by changes: two windows, one
+// for a burst of deletions and one for a burst of changes. A nil Batch, or
+// one of window 0, holds nothing back.
+func Held(changes, deletions *Batch, h handler.EventHandler) handler.EventHandler {
+	if !changes.holds() && !deletions.holds() {
 		return h
 	}
-	held := b.Handler(h)
-	return handler.Funcs{CreateFunc: h.Create, UpdateFunc: h.Update, DeleteFunc: held.Delete, GenericFunc: h.Generic}
+	c, d := changes.Handler(h), deletions.Handler(h)
+	return handler.Funcs{CreateFunc: c.Create, UpdateFunc: c.Update, DeleteFunc: d.Delete, GenericFunc: c.Generic}
 }
 
 // hold holds item back for q: a new item is due a window from now; one

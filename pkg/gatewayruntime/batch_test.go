@@ -192,3 +192,38 @@ func TestBatchDeletes(t *testing.T) {
 		t.Error("a window of 0 wraps the handler")
 	}
 }
+
+// TestHeld: changes and deletions are held by a window each, whatever the
+// handler's type (handler.Funcs holds functions, which do not compare);
+// with neither Batch holding anything, nothing waits.
+func TestHeld(t *testing.T) {
+	ctx := context.Background()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	changes, deletions := NewBatch(20*time.Millisecond), NewBatch(time.Hour)
+	funcs := handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			toTGW.Create(ctx, e, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			toTGW.Delete(ctx, e, q)
+		},
+	}
+	h := Held(changes, deletions, funcs)
+	h.Delete(ctx, event.DeleteEvent{Object: batchedRoute("app-0")}, q)
+	h.Create(ctx, event.CreateEvent{Object: batchedRoute("app-1")}, q)
+	if changes.Held() != 1 || deletions.Held() != 1 || q.Len() != 0 {
+		t.Fatalf("held: %d changes, %d deletions, %d queued; want 1, 1 and 0", changes.Held(), deletions.Held(), q.Len())
+	}
+	if got, _ := q.Get(); got != batchedTGW {
+		t.Errorf("released %v, want %v", got, batchedTGW)
+	}
+	if deletions.Held() != 1 {
+		t.Error("the deletion was released with the change's window")
+	}
+	q.Done(batchedTGW)
+	Held(nil, NewBatch(0), funcs).Delete(ctx, event.DeleteEvent{Object: batchedRoute("app-2")}, q)
+	if q.Len() != 1 {
+		t.Errorf("with nothing held, a delete queued %d at once, want 1", q.Len())
+	}
+}

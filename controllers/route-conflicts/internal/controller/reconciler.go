@@ -63,9 +63,20 @@ type Reconciler struct {
 	writers int
 	// DeletionWindow is how long the deletion of a TenantGateway or a route
 	// waits for the deletions that follow it before the verdicts it changes
-	// are written (gatewayruntime.Batch.Deletes; 0: none).
+	// are written (gatewayruntime.Held; 0: none).
 	DeletionWindow time.Duration
+	// BatchWindow is how long any other change waits for the changes that
+	// follow it (gatewayruntime.Held; 0: none).
+	BatchWindow time.Duration
 }
+
+// DefaultBatchWindow is BatchWindow unless set. A reconcile decides the
+// verdicts of every route of its Gateway: acted on one by one, a burst of
+// routes (a tenant's chart, thousands migrated at once) made a reconcile of
+// all of them for each, back to back. Held for a tenth of a second (at most
+// ten windows, a second, while the burst goes on), the burst's routes share
+// reconciles, and a verdict comes at most a second later.
+const DefaultBatchWindow = 100 * time.Millisecond
 
 // DefaultDeletionWindow is DeletionWindow unless set. A tenant's
 // TenantGateway and routes go together (its namespace deleted, its apps
@@ -91,10 +102,12 @@ type ownWrite struct {
 // gateway label decides which routes are attached). A reconcile writes up to
 // workers routes' statuses at once. The deletion of a TenantGateway or a
 // route is held until DeletionWindow passes with no other deletion for the
-// same Gateway (gatewayruntime.Batch.Deletes).
+// same Gateway, any other change until BatchWindow passes with no other
+// change (gatewayruntime.Held).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	r.writers = workers
-	deletions := gatewayruntime.NewBatch(r.DeletionWindow)
+	changes, deletions := gatewayruntime.NewBatch(r.BatchWindow), gatewayruntime.NewBatch(r.DeletionWindow)
+	held := func(h handler.EventHandler) handler.EventHandler { return gatewayruntime.Held(changes, deletions, h) }
 	ctx := context.Background()
 	if err := gatewayruntime.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -122,11 +135,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("route-conflicts").
-		Watches(&gatewayv1alpha1.TenantGateway{}, deletions.Deletes(&handler.EnqueueRequestForObject{}),
+		Watches(&gatewayv1alpha1.TenantGateway{}, held(&handler.EnqueueRequestForObject{}),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&gatewayv1.HTTPRoute{}, deletions.Deletes(routeEvents)).
-		Watches(&gatewayv1.TLSRoute{}, deletions.Deletes(routeEvents)).
-		Watches(&corev1.Namespace{}, gatewayruntime.NamespaceToTenantGateways(mgr.GetClient()),
+		Watches(&gatewayv1.HTTPRoute{}, held(routeEvents)).
+		Watches(&gatewayv1.TLSRoute{}, held(routeEvents)).
+		Watches(&corev1.Namespace{}, held(gatewayruntime.NamespaceToTenantGateways(mgr.GetClient())),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
