@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -143,6 +144,7 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) [][]str
 		}
 	}
 	var together, phased []time.Duration
+	var rawCPU, pipeCPU measure.Tally
 	raws, pipes := measure.InTurns("route-conflicts", prepare, func(k int) time.Duration {
 		// The same requests sent raw, on routes labelled rawLabel, which
 		// the controllers' watches leave out: a write to a route they
@@ -154,7 +156,9 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) [][]str
 		// the other (32 writers at once may cost a machine of two cores
 		// more than 16 do).
 		measure.Quiet(fmt.Sprintf("the raw routes, side by side, run %d", k+1))
+		cpuBefore := cpuTimes()
 		t := rawRoutes(ctx, c, owner, spaces, fmt.Sprintf("raw%d", k), true)
+		rawCPU.Add(cpuBefore, cpuTimes(), t)
 		measure.Quiet(fmt.Sprintf("the raw routes, one phase after the other, run %d", k+1))
 		p := rawRoutes(ctx, c, owner, spaces, fmt.Sprintf("rawp%d", k), false)
 		together, phased = append(together, t), append(phased, p)
@@ -163,7 +167,7 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) [][]str
 		return min(t, p)
 	}, func(k int) time.Duration {
 		measure.Quiet(fmt.Sprintf("the routes, run %d", k+1))
-		start := time.Now()
+		start, cpuBefore := time.Now(), cpuTimes()
 		measure.Parallel(*routes, 16, func(i int) {
 			host := i
 			if i%5 == 0 {
@@ -175,6 +179,7 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) [][]str
 		created := time.Since(start)
 		measure.WaitFor("every route's verdict", 15*time.Minute, func() bool { return seen.n.Load() == int64((k+1)**routes) })
 		all := time.Since(start)
+		pipeCPU.Add(cpuBefore, cpuTimes(), all)
 		fmt.Printf("conflicts: %d routes created in %.1fs (%.0f/s); all carry their verdict after %.1fs (%.0f routes/s)\n",
 			*routes, created.Seconds(), float64(*routes)/created.Seconds(), all.Seconds(), float64(*routes)/all.Seconds())
 		return all
@@ -184,6 +189,8 @@ func conflicts(ctx context.Context, c client.Client, seen *verdictWatch) [][]str
 		measure.Report(label, "route-conflicts verdicts, all routes, each run", measure.Durations(pipes)),
 		measure.Report(label, "raw creates and status updates side by side, each run", measure.Durations(together)),
 		measure.Report(label, "raw creates, then status updates, each run", measure.Durations(phased)),
+		measure.Report(label, "route-conflicts: CPU seconds during the raw runs (side by side)", rawCPU.Format(goruntime.NumCPU())),
+		measure.Report(label, "route-conflicts: CPU seconds during the pipeline's runs", pipeCPU.Format(goruntime.NumCPU())),
 		// The pipeline is one create and one status write per route.
 		measure.MedianFigure(label, "route-conflicts efficiency T_raw/T (T_raw the faster way)",
 			measure.RunEfficiencies(1, raws, pipes), "", *target, true),
