@@ -379,20 +379,26 @@ func TestReconcileReadsItsOwnPatches(t *testing.T) {
 		}
 		return out
 	}
+	// twice reconciles once, which must patch both namespaces (what), then
+	// again on the same stale cache, which must patch nothing.
+	twice := func(what string) {
+		t.Helper()
+		if _, err := stale.Reconcile(ctx, req); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		if wrote := patches(); len(wrote) != 2 {
+			t.Fatalf("patches %v, want both namespaces %s", wrote, what)
+		}
+		if _, err := stale.Reconcile(ctx, req); err != nil {
+			t.Errorf("a Reconcile before the cache shows the patches: %v, want none", err)
+		}
+		if wrote := patches(); len(wrote) != 0 {
+			t.Errorf("a Reconcile before the cache shows the patches wrote %v, want nothing", wrote)
+		}
+	}
 	writes.Take()
 
-	if _, err := stale.Reconcile(ctx, req); err != nil {
-		t.Fatalf("Reconcile: %v", err)
-	}
-	if wrote := patches(); len(wrote) != 2 {
-		t.Fatalf("patches %v, want both namespaces attached", wrote)
-	}
-	if _, err := stale.Reconcile(ctx, req); err != nil {
-		t.Errorf("a Reconcile before the cache shows the patches: %v, want none", err)
-	}
-	if wrote := patches(); len(wrote) != 0 {
-		t.Errorf("a Reconcile before the cache shows the patches wrote %v, want nothing", wrote)
-	}
+	twice("attached")
 	attachedTo(t, owner, owner, nil)
 	attachedTo(t, owner+"-apps", owner, nil)
 
@@ -401,18 +407,7 @@ func TestReconcileReadsItsOwnPatches(t *testing.T) {
 	check(t, k8s.Delete(ctx, g))
 	caughtUp(t)
 	stale.Client = freeze(t, writes, owner, owner+"-apps")
-	if _, err := stale.Reconcile(ctx, req); err != nil {
-		t.Fatalf("Reconcile after the deletion: %v", err)
-	}
-	if wrote := patches(); len(wrote) != 2 {
-		t.Fatalf("patches %v, want both namespaces detached", wrote)
-	}
-	if _, err := stale.Reconcile(ctx, req); err != nil {
-		t.Errorf("a Reconcile before the cache shows the detaching patches: %v, want none", err)
-	}
-	if wrote := patches(); len(wrote) != 0 {
-		t.Errorf("a Reconcile before the cache shows the detaching patches wrote %v, want nothing", wrote)
-	}
+	twice("detached")
 
 	// The namespaces' events, of the versions the patches made, end the
 	// wait: nothing is remembered any more.
