@@ -208,7 +208,7 @@ shape() {
 # (--phase idle): short, rather than a minute against a 10-hour resync.
 GATEWAY_RESYNC=30s
 gateway() {
-  local routes=$1 gw=(gateway-listeners gateway-certs ns-labels route-conflicts) metrics=() pids=() i=0 c
+  local routes=$1 gw=(gateway-listeners gateway-certs ns-labels route-conflicts) metrics=() pids=() pprofs=() i=0 c
   local args="${ARGS} --watch-label-selector bench.cozystack.io/raw!=true"
   log "bench: gateway controllers, ${routes} routes, ${BENCH_TENANT_GATEWAYS:-1000} TenantGateways"
   # Between runs the bench deletes the last run's TenantGateways and their
@@ -221,16 +221,24 @@ gateway() {
     i=$((i + 1))
     metrics+=("${c}=$(m $((CPB + 2 * i)))")
     pids+=("${c}=$(pid "${c}")")
+    pprofs+=("${c}=http://127.0.0.1:$((CPB + 50 + i))")
+    rm -f "${CACHE}/bench-gateway-${c}.cpu.pprof"
   done
   local gb=("${BIN}/gatewaybench" --kubeconfig "${DIR}/kubeconfig" --results "${RESULTS}" --metrics "$(IFS=,; echo "${metrics[*]}")" \
     --memory-limits "${memory_limits}")
   "${gb[@]}" --phase work --routes "${routes}" --tenant-gateways "${BENCH_TENANT_GATEWAYS:-1000}" \
-    --pids "$(IFS=,; echo "${pids[*]}")" --cpu "$(plane)" || failed=1
-  # Each controller's live heap over everything the runs left: where its
-  # memory goes.
+    --pids "$(IFS=,; echo "${pids[*]}")" --cpu "$(plane)" --pprof "$(IFS=,; echo "${pprofs[*]}")" --pprof-dir "${CACHE}" || failed=1
+  # Each controller's CPU over the first minute of the tenant gateways'
+  # second run, and its live heap over everything the runs left: where its
+  # time and its memory go.
   i=0
   for c in "${gw[@]}"; do
     i=$((i + 1))
+    local cpu="${CACHE}/bench-gateway-${c}.cpu.pprof"
+    if [[ -s "${cpu}" ]]; then
+      echo "  ${c}: CPU, heaviest functions, cumulative (${cpu}):"
+      (cd "${ROOT}/controllers/${c}" && go tool pprof -top -cum -nodecount=15 "${BIN}/controller-${c}" "${cpu}" 2>/dev/null | sed -n '4,21p' | sed 's/^/    /')
+    fi
     local heap="${CACHE}/bench-gateway-${c}.heap.pprof"
     if curl -fsS -o "${heap}" "http://127.0.0.1:$((CPB + 50 + i))/debug/pprof/heap?gc=1"; then
       echo "  ${c}: live heap, heaviest allocation sites (${heap}):"

@@ -280,7 +280,7 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	heapN := liveHeap(ctrls, "helm")
 	if *pprofURL != "" && *pprofOut != "" {
 		// What the controller holds with every instance in place.
-		profile(*pprofURL+"/debug/pprof/heap?gc=1", strings.TrimSuffix(*pprofOut, ".cpu.pprof")+".heap.pprof")
+		measure.SaveProfile(*pprofURL+"/debug/pprof/heap?gc=1", strings.TrimSuffix(*pprofOut, ".cpu.pprof")+".heap.pprof")
 	}
 	fmt.Printf("  raw creates: %d HelmReleases in %.1fs (%.0f/s); pipeline: %d instances -> HelmReleases and status in %.1fs (%.0f/s)\n",
 		*n, rawT.Seconds(), float64(*n)/rawT.Seconds(), *n, total.Seconds(), float64(*n)/total.Seconds())
@@ -435,33 +435,11 @@ func cpuTimes() map[string]time.Duration { return measure.ProcessesCPU(*cpu, *pi
 // the next d, in the background; wg is done when both are saved.
 func profileBoth(ctx context.Context, wg *sync.WaitGroup, d time.Duration) {
 	wg.Add(2)
-	go func() { defer wg.Done(); cpuProfile(*pprofURL, *pprofOut, d) }()
+	go func() { defer wg.Done(); measure.CPUProfile(*pprofURL, *pprofOut, d) }()
 	go func() {
 		defer wg.Done()
 		apiserverProfile(ctx, strings.TrimSuffix(*pprofOut, ".helm.cpu.pprof")+".apiserver.cpu.pprof", d)
 	}()
-}
-
-// cpuProfile saves a CPU profile of d from a pprof endpoint (errors are
-// reported, not fatal: the profile is an aid, not a figure).
-func cpuProfile(base, out string, d time.Duration) {
-	profile(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds())), out)
-}
-
-// profile saves what a pprof URL serves.
-func profile(url, out string) {
-	resp, err := http.Get(url) //nolint:gosec // local URL
-	if err == nil {
-		defer resp.Body.Close()
-		var f *os.File
-		if f, err = os.Create(out); err == nil {
-			_, err = io.Copy(f, resp.Body)
-			f.Close()
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "  no profile from %s: %v\n", url, err)
-	}
 }
 
 // apiserverProfile writes a CPU profile of the API server (its

@@ -57,6 +57,8 @@ var (
 	memLimits  = flag.String("memory-limits", "", "comma-separated controller=MiB: each controller's container memory limit (its chart's), which its peak RSS is judged against")
 	resync     = flag.Duration("resync", 30*time.Second, "the controllers' --resync-period (--phase idle)")
 	tenants    = flag.Int("tenant-gateways", 1000, "TenantGateways of the tenant gateways figure (0 skips it)")
+	pprofs     = flag.String("pprof", "", "comma-separated name=URL of the controllers' pprof endpoints: CPU profiles of each over the first minute of the tenant gateways' second run")
+	pprofDir   = flag.String("pprof-dir", "", "where those profiles go, as bench-gateway-<name>.cpu.pprof")
 	phase      = flag.String("phase", "work", "work: convergence, conflicts, tenant gateways and peak RSS; idle: the controllers' writes over two resync periods")
 )
 

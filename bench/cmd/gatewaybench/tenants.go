@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -334,6 +335,19 @@ func eventMix(ctx context.Context, c client.Client, n int) string {
 // bench, used so far.
 func cpuTimes() map[string]time.Duration { return measure.ProcessesCPU(*cpu, *pids) }
 
+// profileControllers takes a CPU profile of d of each controller of --pprof
+// into --pprof-dir, in the background; wg is done when all are saved.
+func profileControllers(wg *sync.WaitGroup, d time.Duration) {
+	if *pprofDir == "" {
+		return
+	}
+	for _, kv := range measure.KV(*pprofs) {
+		wg.Go(func() {
+			measure.CPUProfile(kv[1], filepath.Join(*pprofDir, "bench-gateway-"+kv[0]+".cpu.pprof"), d)
+		})
+	}
+}
+
 // listItem is an empty object of the kind of list l.
 func listItem(c client.Client, l client.ObjectList) client.Object {
 	gvk, err := c.GroupVersionKindFor(l)
@@ -517,6 +531,8 @@ func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen
 		label, tenantRoutes, requestsPerTenant, tenantCreates, writesPerTenant, measure.Runs, tenantWorkers)
 	var writesPer []float64
 	var rawCPU, pipeCPU measure.Tally
+	var profiled sync.WaitGroup
+	defer profiled.Wait()
 	prepare := func(k int) {
 		if k > 0 {
 			clearRun(ctx, c, seen, k-1, n, ctrls)
@@ -535,6 +551,9 @@ func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen
 		seen.follow(k)
 		measure.Quiet(what)
 		apiBefore, ownBefore := scrape()
+		if k == 1 {
+			profileControllers(&profiled, time.Minute)
+		}
 		start, cpuBefore := time.Now(), cpuTimes()
 		measure.Parallel(n, tenantWorkers, func(t int) { createTenant(ctx, c, k, t, "t") })
 		seen.wait(what, n, 30*time.Minute)
