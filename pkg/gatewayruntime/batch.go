@@ -94,15 +94,6 @@ func (b *Batch) Handler(h handler.EventHandler) handler.EventHandler {
 	}
 }
 
-// Deletes wraps h so that what its delete events enqueue is held back by b
-// and what its other events enqueue is not: a deletion's consequences wait
-// for the deletions that follow it (a tenant's objects go together) while a
-// creation or a change is acted on at once. With a window of 0 it is h
-// itself.
-func (b *Batch) Deletes(h handler.EventHandler) handler.EventHandler {
-	return Held(nil, b, h)
-}
-
 // Held wraps h so that what its delete events enqueue is held back by
 // deletions and what its other events enqueue by changes: two windows, one
 // for a burst of deletions and one for a burst of changes. A nil Batch, or

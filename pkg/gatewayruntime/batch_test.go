@@ -157,15 +157,15 @@ func (q *recordingQueue) Add(reconcile.Request) { q.added <- priorityqueue.AddOp
 
 func (q *recordingQueue) AddWithOpts(o priorityqueue.AddOpts, _ ...reconcile.Request) { q.added <- o }
 
-// TestBatchDeletes: through Deletes, a delete event is held for the window
-// while a create or an update is enqueued at once; a window of 0 wraps
-// nothing.
+// TestBatchDeletes: held for deletions only (Held with no changes Batch), a
+// delete event is held for the window while a create or an update is
+// enqueued at once; a window of 0 wraps nothing.
 func TestBatchDeletes(t *testing.T) {
 	ctx := context.Background()
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	b := NewBatch(time.Hour)
-	h := b.Deletes(toTGW)
+	h := Held(nil, b, toTGW)
 	h.Delete(ctx, event.DeleteEvent{Object: batchedRoute("app-0")}, q)
 	if q.Len() != 0 || b.Held() != 1 {
 		t.Fatalf("after a delete: %d queued, %d held; want 0 queued, 1 held", q.Len(), b.Held())
@@ -184,11 +184,11 @@ func TestBatchDeletes(t *testing.T) {
 	short := NewBatch(20 * time.Millisecond)
 	q2 := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q2.ShutDown()
-	short.Deletes(toTGW).Delete(ctx, event.DeleteEvent{Object: batchedRoute("app-0")}, q2)
+	Held(nil, short, toTGW).Delete(ctx, event.DeleteEvent{Object: batchedRoute("app-0")}, q2)
 	if got, _ := q2.Get(); got != batchedTGW {
 		t.Errorf("released %v, want %v", got, batchedTGW)
 	}
-	if NewBatch(0).Deletes(toTGW) != toTGW {
+	if Held(nil, NewBatch(0), toTGW) != toTGW {
 		t.Error("a window of 0 wraps the handler")
 	}
 }

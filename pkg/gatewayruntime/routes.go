@@ -80,8 +80,8 @@ func Admits(ownerNamespace, namespace string, labels map[string]string) bool {
 // namespace and name. Routes the TenantGateway itself controls (the redirect
 // route) are left out. reader must have IndexParentGateway (a cache set up
 // with SetupIndexes). A cache does not copy the routes it returns: a
-// Gateway's thousands of routes are read on every reconcile of it, and
-// copied each time they took most of a reconcile's time.
+// Gateway's routes, thousands of them, are read on every reconcile of it,
+// and only read.
 func AttachedRoutes(ctx context.Context, reader client.Reader, tgw *gatewayv1alpha1.TenantGateway) ([]Route, error) {
 	gw := tgw.Namespace + "/" + names.Gateway(tgw.Name)
 	admitted := map[string]bool{}

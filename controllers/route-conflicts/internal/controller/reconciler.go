@@ -71,11 +71,11 @@ type Reconciler struct {
 }
 
 // DefaultBatchWindow is BatchWindow unless set. A reconcile decides the
-// verdicts of every route of its Gateway: acted on one by one, a burst of
-// routes (a tenant's chart, thousands migrated at once) made a reconcile of
-// all of them for each, back to back. Held for a tenth of a second (at most
-// ten windows, a second, while the burst goes on), the burst's routes share
-// reconciles, and a verdict comes at most a second later.
+// verdicts of every route of its Gateway: acted on change by change, a burst
+// of routes (a tenant's chart, thousands migrated at once) had all of them
+// decided again and again, back to back, while it went on. Held for a tenth
+// of a second (at most ten windows, a second, while the burst goes on), the
+// burst's routes share reconciles.
 const DefaultBatchWindow = 100 * time.Millisecond
 
 // DefaultDeletionWindow is DeletionWindow unless set. A tenant's
