@@ -69,10 +69,7 @@ func main() {
 	cfg, scheme, c := measure.Client(*kubeconfig, float32(*qps), max(int(2**qps), 0), gatewayv1.Install, cmv1.AddToScheme, gatewayv1alpha1.AddToScheme, eventsv1.AddToScheme)
 	ctx := context.Background()
 
-	var urls []string
-	for _, kv := range measure.KV(*metrics) {
-		urls = append(urls, kv[1])
-	}
+	urls := controllerURLs(measure.KV(*metrics))
 	var rows [][]string
 	if *phase == "idle" {
 		rows = idle(urls)

@@ -242,21 +242,9 @@ var tenantKinds = []client.ObjectList{&gatewayv1alpha1.TenantGatewayList{}, &gat
 // stopped (what ns-labels undoes, a stray object made from a stale cache),
 // and says what each controller wrote meanwhile, a tenant.
 func clearRun(ctx context.Context, c client.Client, seen *settledWatch, k, n int, ctrls [][2]string) {
-	var urls []string
-	for _, kv := range ctrls {
-		urls = append(urls, kv[1])
-	}
-	scrape := func() [][]measure.Sample {
-		var own [][]measure.Sample
-		for _, kv := range ctrls {
-			s, err := measure.Scrape(kv[1])
-			measure.Check(err)
-			own = append(own, s)
-		}
-		return own
-	}
+	urls := controllerURLs(ctrls)
 	before := measure.Settled(urls...)
-	start, ownBefore := time.Now(), scrape()
+	start, ownBefore := time.Now(), scrapeControllers(ctrls)
 	measure.Parallel(n, tenantWorkers, func(t int) {
 		del := func(obj client.Object, ns string) {
 			measure.Check(client.IgnoreNotFound(c.DeleteAllOf(ctx, obj, client.InNamespace(ns))))
@@ -296,7 +284,7 @@ func clearRun(ctx context.Context, c client.Client, seen *settledWatch, k, n int
 	}
 	took, wrote := time.Since(start), measure.Settled(urls...)-before
 	fmt.Printf("  run %d's tenants deleted in %.1fs; the controllers wrote %d times meanwhile\n", k+1, took.Seconds(), wrote)
-	ownAfter := scrape()
+	ownAfter := scrapeControllers(ctrls)
 	for i, kv := range ctrls {
 		fmt.Printf("    %s a tenant: %s; %s\n", kv[0],
 			measure.Mix(ownBefore[i], ownAfter[i], n, "rest_client_requests_total", "method", "code"),
@@ -334,6 +322,26 @@ func eventMix(ctx context.Context, c client.Client, n int) string {
 // cpuTimes is the CPU time each process of --pids and --cpu, and the
 // bench, used so far.
 func cpuTimes() map[string]time.Duration { return measure.ProcessesCPU(*cpu, *pids) }
+
+// controllerURLs are the metrics URLs of ctrls (name, URL).
+func controllerURLs(ctrls [][2]string) []string {
+	urls := make([]string, len(ctrls))
+	for i, kv := range ctrls {
+		urls[i] = kv[1]
+	}
+	return urls
+}
+
+// scrapeControllers reads the metrics of each of ctrls (name, URL), in order.
+func scrapeControllers(ctrls [][2]string) [][]measure.Sample {
+	own := make([][]measure.Sample, len(ctrls))
+	for i, kv := range ctrls {
+		var err error
+		own[i], err = measure.Scrape(kv[1])
+		measure.Check(err)
+	}
+	return own
+}
 
 // profileControllers takes a CPU profile of d of each controller of --pprof
 // into --pprof-dir, in the background; wg is done when all are saved.
@@ -512,17 +520,9 @@ func rawTenant(ctx context.Context, c client.Client, k, t int) {
 // writes are not among them).
 func tenantGateways(ctx context.Context, cfg *rest.Config, c client.Client, seen *settledWatch, ctrls [][2]string) [][]string {
 	n := *tenants
-	var urls []string
-	for _, kv := range ctrls {
-		urls = append(urls, kv[1])
-	}
+	urls := controllerURLs(ctrls)
 	scrape := func() (api []measure.Sample, own [][]measure.Sample) {
-		for _, kv := range ctrls {
-			s, err := measure.Scrape(kv[1])
-			measure.Check(err)
-			own = append(own, s)
-		}
-		return measure.APIServerMetrics(ctx, cfg), own
+		return measure.APIServerMetrics(ctx, cfg), scrapeControllers(ctrls)
 	}
 	var api []measure.Sample
 	own := make([][]measure.Sample, len(ctrls))
