@@ -80,8 +80,12 @@ const DefaultBatchWindow = time.Second
 // same TenantGateway (gatewayruntime.Batch); its Gateway's status and a
 // GatewayClass are reconciled at once.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	if err := gatewayruntime.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	ctx := context.Background()
+	if err := gatewayruntime.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Namespace{}, indexGatewayOwner, gatewayOwner); err != nil {
+		return fmt.Errorf("indexing namespaces: %w", err)
 	}
 	batch := gatewayruntime.NewBatch(r.BatchWindow)
 	return ctrl.NewControllerManagedBy(mgr).
@@ -277,6 +281,21 @@ func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
 	return err
 }
 
+// indexGatewayOwner indexes namespaces by the owner namespace their
+// namespace.cozystack.io/gateway label names (gatewayOwner). A reconcile
+// reads the namespaces of its own tenant through it; a label selector would
+// walk every namespace of the cluster on each reconcile.
+const indexGatewayOwner = "metadata.labels.namespace.cozystack.io/gateway"
+
+// gatewayOwner is the owner namespace o's namespace.cozystack.io/gateway
+// label names, if any: the key of indexGatewayOwner.
+func gatewayOwner(o client.Object) []string {
+	if v := o.GetLabels()[gatewayv1alpha1.LabelNamespaceGateway]; v != "" {
+		return []string{v}
+	}
+	return nil
+}
+
 // inputs gathers what the listener set depends on: the hostnames of the
 // routes attached to the Gateway (minus conflict losers, cert-manager's
 // challenge routes and TLSRoutes of the passthrough listeners), and the
@@ -303,7 +322,7 @@ func (r *Reconciler) inputs(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 		}
 	}
 	var nsList corev1.NamespaceList
-	if err := r.Client.List(ctx, &nsList, client.MatchingLabels{gatewayv1alpha1.LabelNamespaceGateway: tgw.Namespace}); err != nil {
+	if err := r.Client.List(ctx, &nsList, client.MatchingFields{indexGatewayOwner: tgw.Namespace}); err != nil {
 		return gateway.ListenersInput{}, nil, fmt.Errorf("listing namespaces: %w", err)
 	}
 	namespaces := make([]gateway.Namespace, len(nsList.Items))

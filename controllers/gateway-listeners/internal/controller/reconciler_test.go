@@ -70,21 +70,9 @@ func TestFailedStatus(t *testing.T) {
 // per change of the Gateway, not one for the write and one for its event.
 func TestStatusAfterApply(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, gatewayv1.Install, gatewayv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tgw := &gatewayv1alpha1.TenantGateway{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-root", Name: "cozystack", UID: "u1", Generation: 1}}
 	tgw.Spec.Apex = "example.org"
-	index := func(o client.Object) []string {
-		return gatewayruntime.ParentGateways(o.GetNamespace(), gatewayruntime.RouteParentRefs(o))
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tgw).
-		WithStatusSubresource(tgw, &gatewayv1.Gateway{}, &gatewayv1.HTTPRoute{}).
-		WithIndex(&gatewayv1.HTTPRoute{}, gatewayruntime.IndexParentGateway, index).
-		WithIndex(&gatewayv1.TLSRoute{}, gatewayruntime.IndexParentGateway, index).Build()
+	c := fakeCache(t, tgw)
 	r := &Reconciler{Base: gatewayruntime.Base{Client: c, APIReader: c, Name: "gateway-listeners"}}
 
 	ready := func(st gatewayruntime.Status) metav1.Condition {
@@ -122,5 +110,64 @@ func TestStatusAfterApply(t *testing.T) {
 		if a := ready(written); a.Reason != gatewayv1alpha1.ReasonProgressing || !strings.Contains(a.Message, fmt.Sprintf("generation %d", gw.Generation)) {
 			t.Errorf("%s: ListenersReady %s %q; want Progressing, waiting at generation %d", step, a.Reason, a.Message, gw.Generation)
 		}
+	}
+}
+
+// fakeCache is a client holding objs with the indexes the manager's cache
+// has (SetupWithManager).
+func fakeCache(t *testing.T, objs ...client.Object) client.WithWatch {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, gatewayv1.Install, gatewayv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parents := func(o client.Object) []string {
+		return gatewayruntime.ParentGateways(o.GetNamespace(), gatewayruntime.RouteParentRefs(o))
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithStatusSubresource(&gatewayv1alpha1.TenantGateway{}, &gatewayv1.Gateway{}, &gatewayv1.HTTPRoute{}).
+		WithIndex(&gatewayv1.HTTPRoute{}, gatewayruntime.IndexParentGateway, parents).
+		WithIndex(&gatewayv1.TLSRoute{}, gatewayruntime.IndexParentGateway, parents).
+		WithIndex(&corev1.Namespace{}, indexGatewayOwner, gatewayOwner).Build()
+}
+
+// TestInputsChildApexes: the inheriting child apexes come from the
+// namespaces labelled with the TenantGateway's namespace, found through the
+// index, and from no other: not one labelled for another owner, not one
+// without the label, and not the owner namespace itself.
+func TestInputsChildApexes(t *testing.T) {
+	tgw := &gatewayv1alpha1.TenantGateway{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-root", Name: "cozystack", UID: "u1", Generation: 1}}
+	tgw.Spec.Apex = "example.org"
+	ns := func(name, owner, host string) *corev1.Namespace {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+		if owner != "" {
+			n.Labels[gatewayv1alpha1.LabelNamespaceGateway] = owner
+		}
+		if host != "" {
+			n.Labels[gatewayv1alpha1.LabelNamespaceHost] = host
+		}
+		return n
+	}
+	c := fakeCache(t, tgw,
+		ns("tenant-root", "tenant-root", "example.org"),
+		ns("tenant-a", "tenant-root", "a.example.org"),
+		ns("tenant-b", "tenant-root", "b.example.org"),
+		ns("tenant-c", "tenant-other", "c.example.org"),
+		ns("tenant-d", "", "d.example.org"))
+	r := &Reconciler{Base: gatewayruntime.Base{Client: c, APIReader: c, Name: "gateway-listeners"}}
+	in, rejected, err := r.inputs(context.Background(), tgw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a.example.org", "b.example.org"}; !slices.Equal(in.ChildApexes, want) {
+		t.Errorf("child apexes: got %v, want %v", in.ChildApexes, want)
+	}
+	if len(rejected) != 0 {
+		t.Errorf("rejected: %v", rejected)
+	}
+	if got := gatewayOwner(ns("x", "", "")); got != nil {
+		t.Errorf("an unlabelled namespace is indexed under %v", got)
 	}
 }
