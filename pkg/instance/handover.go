@@ -8,59 +8,37 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 )
 
-// handedOver remembers, by namespace and name, the backing objects an apply
-// of this process has written: the applier (ssa.Applier.Creates) hands a
-// plain create's fields to the apply entry before the first apply, reading
-// the object's managed fields from the API server because the cache drops
-// them; once an apply has succeeded there is no create entry left, so every
-// later apply of the object is served from the cache instead of costing one
-// GET per instance on every definition change. A create of the name (an
-// object made anew) forgets it. After a restart each object is read once, at
-// its first apply.
+// handedOver remembers, by namespace and name, the backing objects that have
+// no create entry left: the applier (ssa.Applier.Creates) hands a plain
+// create's fields to the apply entry before the first apply of another
+// shape than the create's, reading the object's managed fields from the API
+// server because the cache drops them; once such an apply has succeeded
+// there is no create entry left, so every later apply of the object is
+// served from the cache instead of costing one GET per instance on every
+// definition change. A create of the name (an object made anew), or the
+// create's mark still on the object, forgets it. After a restart each object
+// is read once, at its first apply of a new shape.
 type handedOver struct{ keys sync.Map }
 
 func (h *handedOver) has(key client.ObjectKey) bool { _, ok := h.keys.Load(key); return ok }
 func (h *handedOver) forget(key client.ObjectKey)   { h.keys.Delete(key) }
 
-// applyClient is the applier's client: it records each successful apply in
-// done, and forgets a name it creates.
-type applyClient struct {
-	client.Client
-	done *handedOver
-}
-
-func (c applyClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	if err := c.Client.Apply(ctx, obj, opts...); err != nil {
-		return err
-	}
-	if u, ok := obj.(interface {
-		GetName() string
-		GetNamespace() string
-	}); ok {
-		c.done.keys.Store(client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, struct{}{})
-	}
-	return nil
-}
-
-func (c applyClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	c.done.forget(client.ObjectKeyFromObject(obj))
-	return c.Client.Create(ctx, obj, opts...)
-}
-
 // handOverReader is the applier's reader of managed fields (Creates): an
-// object an apply of this process wrote is read from the cache (it has no
-// create entry to hand over, and the cache holds no managed fields, so none
-// is found), any other from the API server.
+// object with no create entry left is read from the cache (which holds no
+// managed fields, so no hand-over is found), any other from the API server.
+// It learns which objects those are as ssa.CreateEntries.
 type handOverReader struct {
 	cache, api client.Reader
 	done       *handedOver
 }
+
+func (r handOverReader) MayHaveCreateEntry(key client.ObjectKey) { r.done.forget(key) }
+func (r handOverReader) HasNoCreateEntry(key client.ObjectKey)   { r.done.keys.Store(key, struct{}{}) }
 
 func (r handOverReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if r.done.has(key) {
@@ -88,7 +66,7 @@ func (r *Reconciler) forgetTarget(req dynamicwatch.Request) {
 	inst.SetGroupVersionKind(req.GVK)
 	inst.SetNamespace(req.Namespace)
 	inst.SetName(req.Name)
-	c, ok := r.applier.Client.(applyClient)
+	c, ok := r.applier.Creates.(handOverReader)
 	if !ok {
 		return
 	}

@@ -59,7 +59,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.Components = r.Components.withDefaults()
 	done := &handedOver{}
-	r.applier = ssa.Applier{Client: applyClient{Client: r.Client, done: done}, FieldManager: r.Name,
+	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.Name,
 		Creates: handOverReader{cache: r.Client, api: r.APIReader, done: done}}
 	r.defs = newRegistry()
 	r.watches = dynamicwatch.New(mgr.GetCache())

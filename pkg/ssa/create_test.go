@@ -113,4 +113,86 @@ func TestCreates(t *testing.T) {
 			t.Fatalf("the patched field went: %v", after.Object["data"])
 		}
 	})
+
+	t.Run("an apply of the create's shape needs no hand-over", func(t *testing.T) {
+		reads := &ledgerReader{Reader: c}
+		a := Applier{Client: c, FieldManager: "m", Creates: reads}
+		key := client.ObjectKey{Namespace: "default", Name: "shaped"}
+		if res, err := a.Apply(ctx, cm("shaped", map[string]any{"app": "x", "tier": "gold"}), nil); err != nil || res != Created {
+			t.Fatalf("create: %v %v", res, err)
+		}
+		if reads.maybe[key] != 1 || reads.none[key] != 0 {
+			t.Fatalf("after the create the ledger heard %v and %v, want only that it may have a create entry", reads.maybe, reads.none)
+		}
+		live := get("shaped")
+		mark := live.GetAnnotations()[a.ShapeAnnotation()]
+		if mark == "" {
+			t.Fatalf("the create left no mark: %v", live.GetAnnotations())
+		}
+		// Other values of the same labels, twice: no read, no hand-over.
+		for i, tier := range []string{"silver", "bronze"} {
+			res, err := a.Apply(ctx, cm("shaped", map[string]any{"app": "x", "tier": tier}), live)
+			if err != nil || res != Updated {
+				t.Fatalf("apply %d: %v %v", i, res, err)
+			}
+			live = get("shaped")
+			if reads.gets != 0 {
+				t.Fatalf("apply %d read the object %d times, want none", i, reads.gets)
+			}
+			if m := managers(live); !m[created] || !m[applied] {
+				t.Fatalf("managers after apply %d: %v, want %s and %s", i, m, created, applied)
+			}
+			if l := live.GetLabels(); l["tier"] != tier || live.GetAnnotations()[a.ShapeAnnotation()] != mark {
+				t.Fatalf("after apply %d: labels %v, annotations %v", i, l, live.GetAnnotations())
+			}
+		}
+		if reads.none[key] != 0 {
+			t.Fatal("the ledger heard that an object whose create entry stays has none")
+		}
+		// Another shape: the create's entry is handed over, so the label
+		// the intent drops goes, and the mark with it.
+		if res, err := a.Apply(ctx, cm("shaped", map[string]any{"app": "x"}), live); err != nil || res != Updated {
+			t.Fatalf("apply of another shape: %v %v", res, err)
+		}
+		after := get("shaped")
+		if l := after.GetLabels(); len(l) != 1 || l["app"] != "x" {
+			t.Fatalf("labels after dropping tier: %v, want only app=x", l)
+		}
+		if _, ok := after.GetAnnotations()[a.ShapeAnnotation()]; ok {
+			t.Fatalf("the mark outlived the hand-over: %v", after.GetAnnotations())
+		}
+		if m := managers(after); m[created] || !m[applied] {
+			t.Fatalf("managers after the hand-over: %v, want %s and no %s", m, applied, created)
+		}
+		if reads.gets != 1 || reads.none[key] != 1 {
+			t.Fatalf("the hand-over read %d times and told the ledger %d times, want 1 and 1", reads.gets, reads.none[key])
+		}
+	})
+}
+
+// ledgerReader counts its reads and what an Applier tells it as
+// CreateEntries.
+type ledgerReader struct {
+	client.Reader
+	gets        int
+	maybe, none map[client.ObjectKey]int
+}
+
+func (r *ledgerReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.gets++
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (r *ledgerReader) MayHaveCreateEntry(key client.ObjectKey) {
+	if r.maybe == nil {
+		r.maybe = map[client.ObjectKey]int{}
+	}
+	r.maybe[key]++
+}
+
+func (r *ledgerReader) HasNoCreateEntry(key client.ObjectKey) {
+	if r.none == nil {
+		r.none = map[client.ObjectKey]int{}
+	}
+	r.none[key]++
 }

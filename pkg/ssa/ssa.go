@@ -34,7 +34,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"reflect"
+	"sort"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,7 +72,30 @@ type Applier struct {
 	// entry (reading the object's managed fields through Creates, since a
 	// cache usually drops them). Its other Update entries (a patch of one
 	// field) are left as they are.
+	//
+	// That hand-over is needed only for an apply that stops setting a field
+	// the create set. A create therefore marks the object with the shape of
+	// what it wrote (ShapeAnnotation: which fields, not their values; see
+	// IntentShape), and an apply of the same shape leaves the create's entry
+	// where it is: every field the create owns is applied too, now owned by
+	// both, so nothing the apply drops is held back, and no read is needed.
+	// The first apply of another shape hands the entry over; it does not
+	// apply the mark, so the mark goes with it. Creates may implement
+	// CreateEntries to learn which objects have no create entry left.
 	Creates client.Reader
+}
+
+// CreateEntries is an optional interface of Applier.Creates: a reader that
+// remembers which objects have no create entry left can answer for them
+// from a cache (which holds no managed fields, so no hand-over is found),
+// sparing the read of the API server before each later apply.
+type CreateEntries interface {
+	// MayHaveCreateEntry says that the object at key may have a create
+	// entry: Apply just created it, or it carries the create's mark.
+	MayHaveCreateEntry(client.ObjectKey)
+	// HasNoCreateEntry says that an apply to the object at key succeeded
+	// after the hand-over: no create entry is left.
+	HasNoCreateEntry(client.ObjectKey)
 }
 
 // CreateManager is the field manager under which an Applier of field manager
@@ -98,6 +124,15 @@ func (r Result) String() string {
 
 // HashAnnotation is the annotation key that carries this manager's hash.
 func (a Applier) HashAnnotation() string { return AnnotationAppliedHashPrefix + a.FieldManager }
+
+// AnnotationCreatedShapePrefix starts the annotation that marks an object a
+// plain create of an Applier wrote (Applier.Creates) and whose create entry
+// has not been handed over yet: <prefix><manager>, the IntentShape of what
+// the create wrote.
+const AnnotationCreatedShapePrefix = "cozystack.io/created-shape."
+
+// ShapeAnnotation is the annotation key of this manager's create mark.
+func (a Applier) ShapeAnnotation() string { return AnnotationCreatedShapePrefix + a.FieldManager }
 
 // Option tunes one Apply.
 type Option func(*options)
@@ -156,22 +191,45 @@ func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstruct
 	desired.SetAnnotations(ann)
 	desired.SetManagedFields(nil)
 	desired.SetResourceVersion("")
+	var shape string
+	if a.Creates != nil {
+		if shape, err = IntentShape(desired); err != nil {
+			return Unchanged, err
+		}
+	}
+	entries, _ := a.Creates.(CreateEntries)
+	objKey := client.ObjectKeyFromObject(desired)
 	if live == nil && a.Creates != nil {
+		ann[a.ShapeAnnotation()] = shape
+		desired.SetAnnotations(ann)
+		if entries != nil {
+			entries.MayHaveCreateEntry(objKey)
+		}
 		if err := a.Client.Create(ctx, desired, client.FieldOwner(CreateManager(a.FieldManager))); err != nil {
 			return Unchanged, err
 		}
 		return Created, nil
 	}
+	handOver := false
 	if live != nil && a.Creates != nil {
-		rv, err := a.upgradeCreated(ctx, desired, live, precondition)
-		if err != nil {
-			return Unchanged, err
+		mark, marked := live.GetAnnotations()[a.ShapeAnnotation()]
+		if marked && entries != nil {
+			entries.MayHaveCreateEntry(objKey) // read it past any cache
 		}
-		precondition = rv
+		if handOver = !marked || mark != shape; handOver {
+			rv, err := a.upgradeCreated(ctx, desired, live, precondition)
+			if err != nil {
+				return Unchanged, err
+			}
+			precondition = rv
+		}
 	}
 	desired.SetResourceVersion(precondition)
 	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
 		return Unchanged, err
+	}
+	if handOver && entries != nil {
+		entries.HasNoCreateEntry(objKey)
 	}
 	switch {
 	case live == nil:
@@ -263,6 +321,76 @@ func IntentHash(desired *unstructured.Unstructured) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12]), nil
+}
+
+// IntentShape hashes which fields desired sets, not their values: the keys
+// of its maps, the type of each value, and every list whole (the fields of a
+// list's items depend on their values, through their keys), less the
+// version, the managed fields and the create's own mark. Two intents of the
+// same shape set the same fields (see Applier.Creates).
+func IntentShape(desired *unstructured.Unstructured) (string, error) {
+	// Shallow copies down to the annotations: the rest is only read.
+	obj := maps.Clone(desired.Object)
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		meta = maps.Clone(meta)
+		delete(meta, "resourceVersion")
+		delete(meta, "managedFields")
+		if ann, ok := meta["annotations"].(map[string]any); ok {
+			ann = maps.Clone(ann)
+			maps.DeleteFunc(ann, func(k string, _ any) bool { return strings.HasPrefix(k, AnnotationCreatedShapePrefix) })
+			meta["annotations"] = ann
+		}
+		obj["metadata"] = meta
+	}
+	h := sha256.New()
+	if err := writeShape(h, obj); err != nil {
+		return "", fmt.Errorf("the shape of %s: %w", desired.GetName(), err)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12]), nil
+}
+
+// writeShape writes v's shape to w: a map as its sorted keys and their
+// values' shapes, a list as its JSON, anything else as its type.
+func writeShape(w io.Writer, v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		_, _ = io.WriteString(w, "{")
+		for _, k := range keys {
+			b, _ := json.Marshal(k) // a string always marshals
+			_, _ = w.Write(b)
+			_, _ = io.WriteString(w, ":")
+			if err := writeShape(w, x[k]); err != nil {
+				return err
+			}
+			_, _ = io.WriteString(w, ",")
+		}
+		_, _ = io.WriteString(w, "}")
+		return nil
+	case []any:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return err
+		}
+		_, _ = w.Write(b)
+		return nil
+	case nil:
+		_, _ = io.WriteString(w, "null")
+	case string:
+		_, _ = io.WriteString(w, "s")
+	case bool:
+		_, _ = io.WriteString(w, "b")
+	default:
+		if _, ok := number(v); !ok {
+			return fmt.Errorf("a value of type %T", v)
+		}
+		_, _ = io.WriteString(w, "n")
+	}
+	return nil
 }
 
 // withoutLabels returns u without the named labels (u itself when there are

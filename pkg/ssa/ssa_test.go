@@ -99,6 +99,82 @@ func TestIntentHash(t *testing.T) {
 	}
 }
 
+func TestIntentShape(t *testing.T) {
+	base := func() *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "x", "namespace": "y",
+				"labels":      map[string]any{"app": "a"},
+				"annotations": map[string]any{AnnotationAppliedHashPrefix + "m": "h1"}},
+			"spec": map[string]any{
+				"chart":  map[string]any{"name": "c", "version": "1.0"},
+				"values": map[string]any{"replicas": int64(2), "tls": true, "empty": map[string]any{}},
+				"ports":  []any{map[string]any{"name": "http", "port": int64(80)}},
+			},
+		}}
+	}
+	with := func(edit func(o map[string]any)) *unstructured.Unstructured {
+		u := base()
+		edit(u.Object)
+		return u
+	}
+	spec := func(o map[string]any) map[string]any { return o["spec"].(map[string]any) }
+	values := func(o map[string]any) map[string]any { return spec(o)["values"].(map[string]any) }
+	cases := []struct {
+		name string
+		u    *unstructured.Unstructured
+		same bool
+	}{
+		{"the same object", base(), true},
+		{"other values of the same fields", with(func(o map[string]any) {
+			spec(o)["chart"] = map[string]any{"name": "d", "version": "2.0"}
+			values(o)["replicas"] = 3.5
+			values(o)["tls"] = false
+			o["metadata"].(map[string]any)["labels"] = map[string]any{"app": "b"}
+		}), true},
+		{"another applied hash, a version, managed fields and a create mark", with(func(o map[string]any) {
+			m := o["metadata"].(map[string]any)
+			m["annotations"] = map[string]any{AnnotationAppliedHashPrefix + "m": "h2", AnnotationCreatedShapePrefix + "m": "s"}
+			m["resourceVersion"] = "42"
+			m["managedFields"] = []any{map[string]any{"manager": "m"}}
+		}), true},
+		{"a field less", with(func(o map[string]any) { delete(values(o), "tls") }), false},
+		{"a field more", with(func(o map[string]any) { values(o)["extra"] = "x" }), false},
+		{"a label more", with(func(o map[string]any) {
+			o["metadata"].(map[string]any)["labels"] = map[string]any{"app": "a", "tier": "t"}
+		}), false},
+		{"an empty map filled", with(func(o map[string]any) { values(o)["empty"] = map[string]any{"k": "v"} }), false},
+		{"a value of another type", with(func(o map[string]any) { values(o)["replicas"] = "2" }), false},
+		{"a value made null", with(func(o map[string]any) { values(o)["tls"] = nil }), false},
+		// A list's items name their fields through their values (a key, or
+		// the item itself in a set): a list is its whole content.
+		{"a list item's value", with(func(o map[string]any) {
+			spec(o)["ports"] = []any{map[string]any{"name": "http", "port": int64(81)}}
+		}), false},
+		{"a list item's key", with(func(o map[string]any) {
+			spec(o)["ports"] = []any{map[string]any{"name": "web", "port": int64(80)}}
+		}), false},
+	}
+	want, err := IntentShape(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := IntentShape(tc.u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == want) != tc.same {
+				t.Fatalf("shape %s against %s: same = %v, want %v", got, want, got == want, tc.same)
+			}
+		})
+	}
+	if _, err := IntentShape(with(func(o map[string]any) { values(o)["bad"] = struct{}{} })); err == nil {
+		t.Fatal("a value JSON cannot hold was given a shape")
+	}
+}
+
 // recorder records the objects an Applier sends.
 type recorder struct {
 	client.Client

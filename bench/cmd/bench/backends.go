@@ -100,7 +100,8 @@ var be backendKind
 // size for instance i (tfbackend.Build with the bench's definition: the
 // definition's source, path, interval and approval, one variable per key of
 // the instance's spec with the schema's default, the platform namespace's
-// labels naming the instance and the applied-hash annotation; no empty
+// labels naming the instance and the applied-hash and created-shape
+// annotations; no empty
 // runnerPodTemplate or status, which the typed object would send). Its label keys differ
 // from the application labels by their prefix only, as rawRelease's.
 func rawTerraform(i int) *unstructured.Unstructured {
@@ -110,7 +111,8 @@ func rawTerraform(i int) *unstructured.Unstructured {
 			Labels: map[string]string{"bench.cozystack.io/application.kind": "Raw", "bench.cozystack.io/application.group": "apps.cozystack.io",
 				"bench.cozystack.io/application.name": name, "bench.cozystack.io/application.namespace": ns,
 				"bench.cozystack.io/application.uid": fmt.Sprintf("00000000-0000-0000-0000-%012d", i)},
-			Annotations: map[string]string{"cozystack.io/applied-hash.cozystack-terraform": strings.Repeat("0", 24)}},
+			Annotations: map[string]string{"cozystack.io/applied-hash.cozystack-terraform": strings.Repeat("0", 24),
+				"cozystack.io/created-shape.cozystack-terraform": strings.Repeat("0", 24)}},
 		Spec: tfv1alpha2.TerraformSpec{
 			SourceRef: tfv1alpha2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "bench", Namespace: "cozy-system"},
 			Path:      "./modules/bench", Interval: metav1.Duration{Duration: 10 * time.Minute},

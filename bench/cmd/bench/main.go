@@ -491,15 +491,17 @@ func rawRelease(i int) *helmv2.HelmRelease {
 
 // release is the HelmRelease the helm controller makes of the bench's
 // instance name (docs/helm-backend.md): the definition's prefix and chart, the
-// instance's values with the schema's default, and the annotation with the
-// hash of what was applied (a placeholder of the hash's length). The caller
+// instance's values with the schema's default, and the annotations with the
+// hash of what was applied and the shape of what was created (placeholders of
+// the hashes' length). The caller
 // adds the labels and, for the controller's shape, the owner reference.
 func release(name, namespace string, labels map[string]string) *helmv2.HelmRelease {
 	retry, timeout := &metav1.Duration{Duration: 30 * time.Second}, &metav1.Duration{Duration: 10 * time.Minute}
 	onFailure := string(helmv2.ActionStrategyRetryOnFailure)
 	return &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: "b-" + name, Namespace: namespace, Labels: labels,
-			Annotations: map[string]string{"cozystack.io/applied-hash.cozystack-helm": strings.Repeat("0", 24)}},
+			Annotations: map[string]string{"cozystack.io/applied-hash.cozystack-helm": strings.Repeat("0", 24),
+				"cozystack.io/created-shape.cozystack-helm": strings.Repeat("0", 24)}},
 		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: 5 * time.Minute}, MaxHistory: ptr(5),
 			ChartRef:   &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"},
 			Values:     &apiextensionsv1.JSON{Raw: []byte(`{"replicas":1}`)},
