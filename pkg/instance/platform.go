@@ -130,10 +130,12 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string, w
 	switch {
 	case apierrors.IsNotFound(err):
 		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: want}}
-		if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		switch err := r.Client.Create(ctx, ns); {
+		case err == nil:
+			log.FromContext(ctx).Info("created platform namespace", "namespace", name, "tenantNamespace", tenant)
+		case !apierrors.IsAlreadyExists(err): // another worker's create won
 			return fmt.Errorf("creating the platform namespace %s: %w", name, err)
 		}
-		log.FromContext(ctx).Info("created platform namespace", "namespace", name, "tenantNamespace", tenant)
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
 			return err
 		}

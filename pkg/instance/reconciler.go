@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	"github.com/cozyplane/cozyplane/pkg/conditions"
@@ -29,6 +30,10 @@ import (
 // errConflict: the backing object changed between our read and our
 // write; the reconcile starts over on a fresh read.
 var errConflict = errors.New("the backing object changed while it was being written")
+
+// errNamespaceTerminating: the backing object could not be created because
+// the instance's own namespace is being deleted, and the instance with it.
+var errNamespaceTerminating = errors.New("the instance's namespace is being deleted")
 
 const conflictRetry = 200 * time.Millisecond
 
@@ -124,6 +129,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	if errors.Is(rerr, errConflict) {
 		// Not worth a status change: read again and retry shortly.
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	if errors.Is(rerr, errNamespaceTerminating) {
+		// The namespace's deletion removed the backing object before the
+		// instance: nothing can be created there, and nothing needs to be,
+		// since the instance goes next. No retry, no event, no status.
+		log.FromContext(ctx).V(1).Info("not creating the backing object again", "why", rerr.Error())
+		return ctrl.Result{}, nil
 	}
 	r.summarize(def, inst, t.result, t.external, rerr, &status)
 	if err := r.projectUpstreamView(ctx, inst, &status); err != nil {

@@ -499,4 +499,41 @@ spec:
 			}
 		}
 	})
+
+	t.Run("a backing object deleted with its namespace is not created again", func(t *testing.T) {
+		// No namespace controller runs here: a deleted namespace stays
+		// Terminating, and the test deletes the backing object itself, as
+		// that controller may before it deletes the instance.
+		const ns = "tenant-going"
+		must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+		w := newWidget("leaving", map[string]any{"size": int64(1)})
+		w.SetNamespace(ns)
+		must(c.Create(ctx, w))
+		cm := &unstructured.Unstructured{}
+		cm.SetGroupVersionKind(backend.TargetGVK())
+		eventually(t, "ConfigMap w-leaving", func() error {
+			return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "w-leaving"}, cm)
+		})
+		before := int64(testenv.Settled(t, 30*time.Second, time.Second, func() int { return int(writes.Load()) }))
+		must(c.Get(ctx, client.ObjectKeyFromObject(w), w))
+		reconciled := reconciles(t, "cozystack-test")
+		must(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+		must(c.Delete(ctx, cm))
+		testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
+			n := reconciles(t, "cozystack-test") - reconciled
+			return n >= 1, "no reconcile since the backing object was deleted", nil
+		})
+		// One create, refused: no retry, and no status written on an
+		// instance that goes with its namespace.
+		testenv.Settled(t, 30*time.Second, 3*time.Second, func() int { return int(writes.Load()) })
+		if n := writes.Load() - before; n != 1 {
+			t.Fatalf("%d writes after the backing object went with its namespace, want the one refused create", n)
+		}
+		after := w.DeepCopy()
+		must(c.Get(ctx, client.ObjectKeyFromObject(w), after))
+		if after.GetResourceVersion() != w.GetResourceVersion() {
+			st, _ := readStatus(after)
+			t.Fatalf("the instance was written (status %+v)", st)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -171,6 +172,9 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 			// The object moved on since it was read (a label that follows
 			// the live object, an adoption decided on that version).
 			return errConflict
+		}
+		if live == nil && desired.GetNamespace() == inst.GetNamespace() && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return errNamespaceTerminating
 		}
 		err = r.Components.Placement.applyFailed(r, err, t.ns)
 		r.events().Warning(inst, nil, appsv1alpha1.EventApplyFailed, "Apply", err.Error())
