@@ -133,7 +133,9 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, name, tenant string, w
 		switch err := r.Client.Create(ctx, ns); {
 		case err == nil:
 			log.FromContext(ctx).Info("created platform namespace", "namespace", name, "tenantNamespace", tenant)
-		case !apierrors.IsAlreadyExists(err): // another worker's create won
+		case apierrors.IsAlreadyExists(err):
+			// Another worker's create came first.
+		default:
 			return fmt.Errorf("creating the platform namespace %s: %w", name, err)
 		}
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {

@@ -61,7 +61,8 @@ var backends = map[string]backendKind{
 		namespace: func(ns string) string { return ns },
 		define: func(spec *cozyv1alpha1.ApplicationDefinitionSpec) {
 			spec.Release = &cozyv1alpha1.ApplicationDefinitionRelease{HelmReleaseTemplate: cozyv1alpha1.HelmReleaseTemplate{
-				Prefix: "b-", ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"}}}
+				Prefix: "b-", ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"},
+				Labels: map[string]string{revLabel: firstRev}}}
 		},
 		raw: func(i int) client.Object { return rawRelease(i) },
 		change: func(k int) (map[string]any, map[string]any, string) {
@@ -79,7 +80,8 @@ var backends = map[string]backendKind{
 		define: func(spec *cozyv1alpha1.ApplicationDefinitionSpec) {
 			spec.Backend = &cozyv1alpha1.ApplicationBackend{Type: cozyv1alpha1.BackendTerraform, Terraform: &cozyv1alpha1.TerraformBackend{
 				SourceRef: cozyv1alpha1.TerraformSourceReference{Kind: "OCIRepository", Name: "bench", Namespace: "cozy-system"},
-				Path:      "./modules/bench", Prefix: "b-", ApprovePlan: cozyv1alpha1.ApprovePlanAuto}}
+				Path:      "./modules/bench", Prefix: "b-", ApprovePlan: cozyv1alpha1.ApprovePlanAuto,
+				Labels: map[string]string{revLabel: firstRev}}}
 		},
 		raw: func(i int) client.Object { return rawTerraform(i) },
 		change: func(k int) (map[string]any, map[string]any, string) {
@@ -110,7 +112,7 @@ func rawTerraform(i int) *unstructured.Unstructured {
 		ObjectMeta: metav1.ObjectMeta{Name: "b-" + name, Namespace: rawNS,
 			Labels: map[string]string{"bench.cozystack.io/application.kind": "Raw", "bench.cozystack.io/application.group": "apps.cozystack.io",
 				"bench.cozystack.io/application.name": name, "bench.cozystack.io/application.namespace": ns,
-				"bench.cozystack.io/application.uid": fmt.Sprintf("00000000-0000-0000-0000-%012d", i)},
+				"bench.cozystack.io/application.uid": fmt.Sprintf("00000000-0000-0000-0000-%012d", i), revLabel: firstRev},
 			Annotations: map[string]string{"cozystack.io/applied-hash.cozystack-terraform": strings.Repeat("0", 24),
 				"cozystack.io/created-shape.cozystack-terraform": strings.Repeat("0", 24)}},
 		Spec: tfv1alpha2.TerraformSpec{

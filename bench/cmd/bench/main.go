@@ -486,15 +486,15 @@ func rawRelease(i int) *helmv2.HelmRelease {
 	name := fmt.Sprintf("app-%05d", i)
 	return release(name, rawNS, map[string]string{
 		"bench.cozystack.io/application.kind": "Raw", "bench.cozystack.io/application.group": "apps.cozystack.io",
-		"bench.cozystack.io/application.name": name})
+		"bench.cozystack.io/application.name": name, revLabel: firstRev})
 }
 
 // release is the HelmRelease the helm controller makes of the bench's
 // instance name (docs/helm-backend.md): the definition's prefix and chart, the
 // instance's values with the schema's default, and the annotations with the
 // hash of what was applied and the shape of what was created (placeholders of
-// the hashes' length). The caller
-// adds the labels and, for the controller's shape, the owner reference.
+// the hashes' length). The caller adds the labels and, for the controller's
+// shape, the owner reference.
 func release(name, namespace string, labels map[string]string) *helmv2.HelmRelease {
 	retry, timeout := &metav1.Duration{Duration: 30 * time.Second}, &metav1.Duration{Duration: 10 * time.Minute}
 	onFailure := string(helmv2.ActionStrategyRetryOnFailure)

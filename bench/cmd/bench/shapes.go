@@ -57,10 +57,15 @@ import (
 	"github.com/cozyplane/cozyplane/bench/internal/measure"
 )
 
-// revLabel is the label a fan-out's definition change puts on every backing
+// revLabel is the label a fan-out's definition change sets on every backing
 // object (through the definition's labels), and the raw side on its objects:
-// the bench sees each change arrive in metadata alone.
+// the bench sees each change arrive in metadata alone. Both sides' objects
+// carry it from their creation (firstRev), so a change sets other values of
+// the fields the objects already have, as a chart version bump does.
 const revLabel = "bench.cozystack.io/rev"
+
+// firstRev is revLabel's value when the objects are created.
+const firstRev = "v0"
 
 var releaseGVK = helmv2.GroupVersion.WithKind("HelmRelease")
 
