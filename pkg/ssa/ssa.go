@@ -191,15 +191,13 @@ func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstruct
 	desired.SetAnnotations(ann)
 	desired.SetManagedFields(nil)
 	desired.SetResourceVersion("")
-	var shape string
-	if a.Creates != nil {
-		if shape, err = IntentShape(desired); err != nil {
-			return Unchanged, err
-		}
-	}
 	entries, _ := a.Creates.(CreateEntries)
 	objKey := client.ObjectKeyFromObject(desired)
 	if live == nil && a.Creates != nil {
+		shape, err := IntentShape(desired)
+		if err != nil {
+			return Unchanged, err
+		}
 		ann[a.ShapeAnnotation()] = shape
 		desired.SetAnnotations(ann)
 		if entries != nil {
@@ -212,11 +210,18 @@ func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstruct
 	}
 	handOver := false
 	if live != nil && a.Creates != nil {
-		mark, marked := live.GetAnnotations()[a.ShapeAnnotation()]
-		if marked && entries != nil {
-			entries.MayHaveCreateEntry(objKey) // read it past any cache
+		handOver = true
+		if mark, marked := live.GetAnnotations()[a.ShapeAnnotation()]; marked {
+			if entries != nil {
+				entries.MayHaveCreateEntry(objKey) // read it past any cache
+			}
+			shape, err := IntentShape(desired)
+			if err != nil {
+				return Unchanged, err
+			}
+			handOver = mark != shape
 		}
-		if handOver = !marked || mark != shape; handOver {
+		if handOver {
 			rv, err := a.upgradeCreated(ctx, desired, live, precondition)
 			if err != nil {
 				return Unchanged, err
@@ -301,21 +306,7 @@ func Get(ctx context.Context, reader client.Reader, desired *unstructured.Unstru
 // IntentHash hashes what a manager asks for, minus the hash annotation
 // itself, so the same intent always hashes the same.
 func IntentHash(desired *unstructured.Unstructured) (string, error) {
-	c := desired.DeepCopy()
-	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
-	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
-	ann := c.GetAnnotations()
-	for k := range ann {
-		if len(k) > len(AnnotationAppliedHashPrefix) && k[:len(AnnotationAppliedHashPrefix)] == AnnotationAppliedHashPrefix {
-			delete(ann, k)
-		}
-	}
-	if len(ann) == 0 {
-		unstructured.RemoveNestedField(c.Object, "metadata", "annotations")
-	} else {
-		c.SetAnnotations(ann)
-	}
-	b, err := json.Marshal(c.Object) // map keys are sorted by encoding/json
+	b, err := json.Marshal(intent(desired, AnnotationAppliedHashPrefix)) // map keys are sorted by encoding/json
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", desired.GetName(), err)
 	}
@@ -329,24 +320,37 @@ func IntentHash(desired *unstructured.Unstructured) (string, error) {
 // version, the managed fields and the create's own mark. Two intents of the
 // same shape set the same fields (see Applier.Creates).
 func IntentShape(desired *unstructured.Unstructured) (string, error) {
-	// Shallow copies down to the annotations: the rest is only read.
-	obj := maps.Clone(desired.Object)
-	if meta, ok := obj["metadata"].(map[string]any); ok {
-		meta = maps.Clone(meta)
-		delete(meta, "resourceVersion")
-		delete(meta, "managedFields")
-		if ann, ok := meta["annotations"].(map[string]any); ok {
-			ann = maps.Clone(ann)
-			maps.DeleteFunc(ann, func(k string, _ any) bool { return strings.HasPrefix(k, AnnotationCreatedShapePrefix) })
-			meta["annotations"] = ann
-		}
-		obj["metadata"] = meta
-	}
 	h := sha256.New()
-	if err := writeShape(h, obj); err != nil {
+	if err := writeShape(h, intent(desired, AnnotationCreatedShapePrefix)); err != nil {
 		return "", fmt.Errorf("the shape of %s: %w", desired.GetName(), err)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12]), nil
+}
+
+// intent is desired's object less what no intent asks for: its version, its
+// managed fields, and the annotations whose keys extend prefix (the
+// annotations dropped whole when none is left). It copies the maps it
+// changes and shares the rest with desired: read it, never change it.
+func intent(desired *unstructured.Unstructured, prefix string) map[string]any {
+	obj := maps.Clone(desired.Object)
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return obj
+	}
+	meta = maps.Clone(meta)
+	delete(meta, "resourceVersion")
+	delete(meta, "managedFields")
+	if ann, ok := meta["annotations"].(map[string]any); ok {
+		ann = maps.Clone(ann)
+		maps.DeleteFunc(ann, func(k string, _ any) bool { return len(k) > len(prefix) && strings.HasPrefix(k, prefix) })
+		if len(ann) == 0 {
+			delete(meta, "annotations")
+		} else {
+			meta["annotations"] = ann
+		}
+	}
+	obj["metadata"] = meta
+	return obj
 }
 
 // writeShape writes v's shape to w: a map as its sorted keys and their
