@@ -129,7 +129,8 @@ func TestCreates(t *testing.T) {
 		if mark == "" {
 			t.Fatalf("the create left no mark: %v", live.GetAnnotations())
 		}
-		// Other values of the same labels, twice: no read, no hand-over.
+		// Other values of the same labels, twice: no read, no hand-over;
+		// each is a merge patch under the create's manager.
 		for i, tier := range []string{"silver", "bronze"} {
 			res, err := a.Apply(ctx, cm("shaped", map[string]any{"app": "x", "tier": tier}), live)
 			if err != nil || res != Updated {
@@ -139,8 +140,8 @@ func TestCreates(t *testing.T) {
 			if reads.gets != 0 {
 				t.Fatalf("apply %d read the object %d times, want none", i, reads.gets)
 			}
-			if m := managers(live); !m[created] || !m[applied] {
-				t.Fatalf("managers after apply %d: %v, want %s and %s", i, m, created, applied)
+			if m := managers(live); !m[created] || len(m) != 1 {
+				t.Fatalf("managers after apply %d: %v, want only %s", i, m, created)
 			}
 			if l := live.GetLabels(); l["tier"] != tier || live.GetAnnotations()[a.ShapeAnnotation()] != mark {
 				t.Fatalf("after apply %d: labels %v, annotations %v", i, l, live.GetAnnotations())
@@ -166,6 +167,63 @@ func TestCreates(t *testing.T) {
 		}
 		if reads.gets != 1 || reads.none[key] != 1 {
 			t.Fatalf("the hand-over read %d times and told the ledger %d times, want 1 and 1", reads.gets, reads.none[key])
+		}
+	})
+
+	t.Run("a write of the create's shape takes back what another manager changed", func(t *testing.T) {
+		if res, err := a.Apply(ctx, cm("edited", map[string]any{"app": "x", "tier": "gold"}), nil); err != nil || res != Created {
+			t.Fatalf("create: %v %v", res, err)
+		}
+		// Someone edits the tier and adds a label of their own.
+		edit := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"tin","theirs":"yes"}}}`))
+		if err := c.Patch(ctx, get("edited"), edit, client.FieldOwner("editor")); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := a.Apply(ctx, cm("edited", map[string]any{"app": "x", "tier": "silver"}), get("edited")); err != nil || res != Updated {
+			t.Fatalf("apply of the create's shape: %v %v", res, err)
+		}
+		// Then the intent drops tier: it goes, as an apply would drop it,
+		// and their label stays theirs.
+		if res, err := a.Apply(ctx, cm("edited", map[string]any{"app": "x"}), get("edited")); err != nil || res != Updated {
+			t.Fatalf("apply of another shape: %v %v", res, err)
+		}
+		after := get("edited")
+		if l := after.GetLabels(); len(l) != 2 || l["app"] != "x" || l["theirs"] != "yes" {
+			t.Fatalf("labels after dropping tier: %v, want app=x and theirs=yes", l)
+		}
+		if m := managers(after); m[created] || !m[applied] || !m["editor/Update"] {
+			t.Fatalf("managers: %v, want %s and editor/Update, no %s", m, applied, created)
+		}
+	})
+
+	t.Run("a write of the create's shape whose list differs is an apply", func(t *testing.T) {
+		withFinalizer := func(labels map[string]any) *unstructured.Unstructured {
+			u := cm("listed", labels)
+			u.SetFinalizers([]string{"example.com/ours"})
+			return u
+		}
+		if res, err := a.Apply(ctx, withFinalizer(map[string]any{"app": "x"}), nil); err != nil || res != Created {
+			t.Fatalf("create: %v %v", res, err)
+		}
+		// Another controller adds a finalizer of its own: a merge patch
+		// of our list would take it out, an apply keeps it.
+		add := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["example.com/ours","example.com/theirs"]}}`))
+		if err := c.Patch(ctx, get("listed"), add, client.FieldOwner("other")); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := a.Apply(ctx, withFinalizer(map[string]any{"app": "y"}), get("listed")); err != nil || res != Updated {
+			t.Fatalf("apply of the create's shape: %v %v", res, err)
+		}
+		after := get("listed")
+		if f := after.GetFinalizers(); len(f) != 2 || after.GetLabels()["app"] != "y" {
+			t.Fatalf("after the apply: finalizers %v, labels %v; want both finalizers and app=y", f, after.GetLabels())
+		}
+		if m := managers(after); !m[applied] {
+			t.Fatalf("managers: %v, want an apply's %s", m, applied)
+		}
+		after.SetFinalizers(nil)
+		if err := c.Update(ctx, after); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package ssa
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -243,5 +244,40 @@ func TestApplyLiveLabels(t *testing.T) {
 	}
 	if rv := rec.sent[len(rec.sent)-1].GetResourceVersion(); rv != "7" {
 		t.Fatalf("IfUnchanged sent resourceVersion %q, want 7", rv)
+	}
+}
+
+func TestMergePatch(t *testing.T) {
+	have := map[string]any{
+		"metadata": map[string]any{"name": "x", "labels": map[string]any{"app": "x", "theirs": "y"},
+			"ownerReferences": []any{map[string]any{"uid": "1"}}},
+		"spec": map[string]any{"chart": "a", "replicas": int64(1), "values": map[string]any{"k": "v"}, "gone": nil},
+	}
+	for _, tc := range []struct {
+		name string
+		want map[string]any
+		// patch is the patch expected; nil when an apply must be sent.
+		patch map[string]any
+	}{
+		{"nothing differs", map[string]any{"metadata": map[string]any{"name": "x"}, "spec": map[string]any{"chart": "a"}}, map[string]any{}},
+		{"a value differs", map[string]any{"metadata": map[string]any{"name": "x", "labels": map[string]any{"app": "z"}}, "spec": map[string]any{"chart": "b", "replicas": int64(1)}},
+			map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "z"}}, "spec": map[string]any{"chart": "b"}}},
+		{"a field have lacks", map[string]any{"spec": map[string]any{"install": map[string]any{"timeout": "5m"}, "new": "1"}},
+			map[string]any{"spec": map[string]any{"install": map[string]any{"timeout": "5m"}, "new": "1"}}},
+		{"a scalar where have has a map", map[string]any{"spec": map[string]any{"values": "flat"}}, map[string]any{"spec": map[string]any{"values": "flat"}}},
+		{"the same list", map[string]any{"metadata": map[string]any{"ownerReferences": []any{map[string]any{"uid": "1"}}}}, map[string]any{}},
+		{"a list differs", map[string]any{"metadata": map[string]any{"ownerReferences": []any{map[string]any{"uid": "2"}}}}, nil},
+		{"a list have lacks", map[string]any{"spec": map[string]any{"list": []any{"a"}}}, nil},
+		{"a list in a map have lacks", map[string]any{"spec": map[string]any{"install": map[string]any{"l": []any{}}}}, nil},
+		{"a null have holds too", map[string]any{"spec": map[string]any{"gone": nil}}, map[string]any{}},
+		{"a null where have has a value", map[string]any{"spec": map[string]any{"chart": nil}}, nil},
+		{"a null have lacks", map[string]any{"spec": map[string]any{"other": nil}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			patch, ok := mergePatch(have, tc.want)
+			if ok != (tc.patch != nil) || !reflect.DeepEqual(patch, tc.patch) {
+				t.Fatalf("mergePatch = %v, %v; want %v", patch, ok, tc.patch)
+			}
+		})
 	}
 }

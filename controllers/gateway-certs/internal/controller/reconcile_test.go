@@ -185,7 +185,7 @@ func TestReconcileHTTP01(t *testing.T) {
 		t.Errorf("CertificatesReady %s %s: %s, want Unknown %s (cert-manager has not reported)", c.Status, c.Reason, c.Message, gatewayv1alpha1.ReasonIssuerNotReady)
 	}
 
-	t.Run("a change after a plain create: applied, the create's entry kept while the fields are the same", func(t *testing.T) {
+	t.Run("a change after a plain create: patched, the create's entry kept while the fields are the same", func(t *testing.T) {
 		ctx := context.Background()
 		created := false
 		for _, e := range issuer.ManagedFields {
@@ -199,8 +199,8 @@ func TestReconcileHTTP01(t *testing.T) {
 		live.Spec.IssuerName = gatewayv1alpha1.IssuerNameLetsEncryptStage
 		check(t, k8s.Update(ctx, live))
 		wrote := reconcileTwice(t, ns, tgw.Name)
-		if !slices.Contains(wrote, "apply Issuer "+issuer.Name) {
-			t.Errorf("writes %v, want the Issuer applied", wrote)
+		if !slices.Contains(wrote, "patch Issuer "+issuer.Name) {
+			t.Errorf("writes %v, want the Issuer patched", wrote)
 		}
 		var got cmv1.Issuer
 		check(t, k8s.Get(ctx, client.ObjectKeyFromObject(&issuer), &got))
@@ -209,15 +209,16 @@ func TestReconcileHTTP01(t *testing.T) {
 		if got.Spec.ACME == nil || got.Spec.ACME.Server != server {
 			t.Errorf("Issuer %s: ACME %+v, want server %s", got.Name, got.Spec.ACME, server)
 		}
-		// Only the server's value changed: the apply set the fields the
-		// create set, so it needed no hand-over (pkg/ssa Applier.Creates).
+		// Only the server's value changed: the write set the fields the
+		// create set, so it needed no hand-over and was a merge patch
+		// under the create's entry (pkg/ssa Applier.Creates).
 		kept := false
 		for _, e := range got.ManagedFields {
 			kept = kept || e.Manager == ssa.CreateManager(fieldManager)
 		}
 		shape := (ssa.Applier{FieldManager: fieldManager}).ShapeAnnotation()
 		if !kept || got.Annotations[shape] == "" {
-			t.Errorf("after an apply of the create's shape: the create's entry kept %v, the mark %q; want both", kept, got.Annotations[shape])
+			t.Errorf("after a write of the create's shape: the create's entry kept %v, the mark %q; want both", kept, got.Annotations[shape])
 		}
 		// Back to production, for the cases after this one.
 		check(t, k8s.Get(ctx, client.ObjectKeyFromObject(tgw), live))
