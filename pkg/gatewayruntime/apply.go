@@ -33,10 +33,13 @@ type OwnedApplier struct {
 	// (ssa.Applier.Creates) instead of asking the API server first whether
 	// it exists and then applying: one request instead of two, and a create
 	// costs the API server less than an apply. An object the cache does not
-	// show yet is then met as AlreadyExists. Every later apply of the object
-	// reads it once more past the cache (to hand the create's fields to the
-	// apply), so it suits objects seldom changed once made: Certificates
-	// and Issuers, not a Gateway whose listeners follow its routes.
+	// show yet is then met as AlreadyExists. A later write that sets the
+	// create's fields is a merge patch; one that sets others reads the
+	// object past the cache first (to hand the create's fields to the
+	// apply), and so does every write after it, since nothing here
+	// remembers the hand-over: it suits objects whose fields seldom change
+	// once made, Certificates and Issuers, not a Gateway whose listeners
+	// follow its routes.
 	PlainCreates bool
 }
 

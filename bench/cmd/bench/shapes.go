@@ -373,6 +373,7 @@ func namespaceDelete(ctx context.Context, c client.Client, scheme *runtime.Schem
 	tenant := func(k int) string { return fmt.Sprintf("bench-nsdel-%d", k) }
 	raw := func(k int) string { return fmt.Sprintf("bench-nsdel-raw-%d", k) }
 	var cpuRaw, cpuPipe measure.Tally
+	var api []measure.Sample
 	raws, pipes := measure.InTurns("namespace delete", func(k int) {
 		namespaces(ctx, c, tenant(k), raw(k))
 		settleInstances(ctx, c, scheme, tenant(k), 0, m)
@@ -388,10 +389,14 @@ func namespaceDelete(ctx context.Context, c client.Client, scheme *runtime.Schem
 		if be.namespace(tenant(k)) != tenant(k) {
 			backed = m
 		}
-		return deleteNamespace(ctx, c, scheme, tenant(k), backed, fmt.Sprintf("pipeline namespace delete, run %d", k+1), &cpuPipe)
+		apiBefore := apiserverMetrics(ctx)
+		d := deleteNamespace(ctx, c, scheme, tenant(k), backed, fmt.Sprintf("pipeline namespace delete, run %d", k+1), &cpuPipe)
+		api = measure.AddDelta(api, apiBefore, apiserverMetrics(ctx))
+		return d
 	})
-	return runRows(label, "namespace delete", fmt.Sprintf("namespaces of %d raw %s deleted", 2*m, be.items),
+	rows := runRows(label, "namespace delete", fmt.Sprintf("namespaces of %d raw %s deleted", 2*m, be.items),
 		fmt.Sprintf("namespaces of %d instances deleted to the last of their %s", m, be.items), 1, raws, pipes, &cpuRaw, &cpuPipe)
+	return append(rows, measure.Report(label, "namespace delete: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*m)))
 }
 
 // deleteNamespace deletes namespace and times it until the namespace is gone
