@@ -296,12 +296,15 @@ func (a Applier) upgradeCreated(ctx context.Context, desired, live *unstructured
 
 // patchCreated writes desired to an object that still has the create's
 // entry and the create's shape, when a JSON merge patch of the fields live
-// does not hold yet does what the apply would (mergePatch): sent as the
-// create's manager, whose entry holds the fields of that shape, it leaves
-// every field the intent sets owned by this Applier's managers, as the apply
-// would, and the API server spends some 30% less CPU on it. It reports whether it
-// wrote; desired is then the object as the API server returned it. The patch
-// carries precondition (a resourceVersion) when it is not empty.
+// does not hold yet does what the apply would (mergePatch). It is sent as
+// the create's manager, whose entry holds the fields of that shape: the
+// values it sets become that entry's, as they would become the apply's, and
+// the first write of another shape hands the whole entry over, so a field
+// the intent drops then is removed unless another manager owns it, as after
+// the apply. The API server spends some 30% less CPU on it. It reports
+// whether it wrote; desired is then the object as the API server returned
+// it. The patch carries precondition (a resourceVersion) when it is not
+// empty.
 func (a Applier) patchCreated(ctx context.Context, desired, live *unstructured.Unstructured, precondition string) (bool, error) {
 	patch, ok := mergePatch(live.Object, desired.Object)
 	if !ok {
