@@ -196,6 +196,22 @@ func TestCreates(t *testing.T) {
 		}
 	})
 
+	t.Run("a write of the create's shape on a stale read under a precondition is a conflict", func(t *testing.T) {
+		if res, err := a.Apply(ctx, cm("stale", map[string]any{"app": "x"}), nil); err != nil || res != Created {
+			t.Fatalf("create: %v %v", res, err)
+		}
+		stale := get("stale")
+		if err := c.Patch(ctx, get("stale"), client.RawPatch(types.MergePatchType, []byte(`{"data":{"moved":"on"}}`)), client.FieldOwner("other")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Apply(ctx, cm("stale", map[string]any{"app": "y"}), stale, IfUnchanged()); !apierrors.IsConflict(err) {
+			t.Fatalf("a write of the create's shape on a stale read: %v, want Conflict", err)
+		}
+		if l := get("stale").GetLabels(); l["app"] != "x" {
+			t.Fatalf("labels after a refused write: %v, want app=x", l)
+		}
+	})
+
 	t.Run("a write of the create's shape whose list differs is an apply", func(t *testing.T) {
 		withFinalizer := func(labels map[string]any) *unstructured.Unstructured {
 			u := cm("listed", labels)

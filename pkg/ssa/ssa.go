@@ -311,12 +311,9 @@ func (a Applier) patchCreated(ctx context.Context, desired, live *unstructured.U
 		return false, nil
 	}
 	if precondition != "" {
-		meta, _ := patch["metadata"].(map[string]any)
-		if meta == nil {
-			meta = map[string]any{}
-			patch["metadata"] = meta
+		if err := unstructured.SetNestedField(patch, precondition, "metadata", "resourceVersion"); err != nil {
+			return false, err
 		}
-		meta["resourceVersion"] = precondition
 	}
 	b, err := json.Marshal(patch)
 	if err != nil {
