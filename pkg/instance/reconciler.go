@@ -227,6 +227,10 @@ func (r *Reconciler) live(ctx context.Context, desired *unstructured.Unstructure
 	return live, err
 }
 
+// retryingPrefix begins the Reconciling message of an instance whose last
+// reconcile failed and is retried (summarize; settledAtGeneration).
+const retryingPrefix = "retrying: "
+
 // summarize computes the instance status: the backend's projection when the
 // backing object is in place, or the reason it is not. It is the one place
 // that decides Ready. external is a suspend someone else set on the backing
@@ -241,7 +245,7 @@ func (r *Reconciler) summarize(def *Definition, inst, target *unstructured.Unstr
 			conditions.MarkStalled(h, s.Reason, s.Error())
 			return
 		}
-		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, "retrying: "+err.Error())
+		conditions.MarkReconciling(h, appsv1alpha1.ReasonProgressing, retryingPrefix+err.Error())
 		return
 	}
 	r.Backend.ProjectStatus(def, inst, SuspendedView(IsSuspended(inst) || external != nil, target), status)

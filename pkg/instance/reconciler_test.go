@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -213,6 +214,23 @@ func eventually(t *testing.T, what string, cond func() error) {
 	})
 }
 
+// eventsOf lists the events.k8s.io Events in namespace ns about the object
+// called name with the given reason.
+func eventsOf(ctx context.Context, t *testing.T, c client.Client, ns, name, reason string) []eventsv1.Event {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []eventsv1.Event
+	for _, ev := range list.Items {
+		if ev.Regarding.Name == name && ev.Reason == reason {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 func TestGenericReconciler(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -386,6 +404,38 @@ spec:
 			}
 			return nil
 		})
+		// The instance was settled at its generation: the update is the
+		// platform's, recorded once on the definition, not on the instance.
+		eventually(t, "an InstancesUpdated event on the definition", func() error {
+			if n := len(eventsOf(ctx, t, c, metav1.NamespaceDefault, "widget", cozyv1alpha1.EventInstancesUpdated)); n != 1 {
+				return fmt.Errorf("%d events", n)
+			}
+			return nil
+		})
+		if evs := eventsOf(ctx, t, c, "tenant-a", "one", appsv1alpha1.EventUpdated); len(evs) != 0 {
+			t.Fatalf("the instance has an Updated event for a change of its definition: %q", evs[0].Note)
+		}
+	})
+
+	t.Run("a change of the instance is recorded on the instance", func(t *testing.T) {
+		w, _ := getWidget("one")
+		must(unstructured.SetNestedField(w.Object, int64(4), "spec", "size"))
+		must(c.Update(ctx, w))
+		eventually(t, "an Updated event on the instance", func() error {
+			evs := eventsOf(ctx, t, c, "tenant-a", "one", appsv1alpha1.EventUpdated)
+			if len(evs) != 1 {
+				return fmt.Errorf("%d events", len(evs))
+			}
+			if want := "updated ConfigMap w-one to the desired state"; evs[0].Note != want {
+				return fmt.Errorf("note %q, want %q", evs[0].Note, want)
+			}
+			return nil
+		})
+		cm, err := getCM("w-one")
+		must(err)
+		if d, _, _ := unstructured.NestedString(cm.Object, "data", "spec"); d != `{"size":4}` {
+			t.Fatalf("data.spec = %s", d)
+		}
 	})
 
 	t.Run("writes are counted", func(t *testing.T) {

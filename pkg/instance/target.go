@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
+	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 	"github.com/cozyplane/cozyplane/pkg/phase"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
@@ -216,9 +220,50 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 		r.uncached.Store(client.ObjectKeyFromObject(desired), struct{}{})
 		r.events().Normal(inst, nil, appsv1alpha1.EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
 	case ssa.Updated:
-		r.events().Normal(inst, nil, appsv1alpha1.EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
+		r.recordUpdated(t, kind, name)
 	case ssa.Corrected:
 		r.events().Normal(inst, nil, appsv1alpha1.EventDriftCorrected, "Apply", fmt.Sprintf("%s %s was changed outside this instance; its managed fields were restored", kind, name))
 	}
 	return nil
+}
+
+// recordUpdated records that the backing object was brought to the desired
+// state. A change that follows the instance's own spec is the tenant's and
+// is recorded on the instance. A change that comes from outside an instance
+// already settled at its generation (the definition's backend, or a new
+// controller version) reaches every instance of the kind at once: it is
+// recorded on the definition, where the recorder folds the events of all
+// instances into one series whose count is the number updated. A chart bump
+// under 10,000 instances is then one Event and a write of its series, not
+// 10,000 Events, and a tenant's own events are not drowned by the
+// platform's. The instance's status still shows the new version once the
+// backend reports it.
+func (r *Reconciler) recordUpdated(t *target, kind, name string) {
+	if settledAtGeneration(t.inst) {
+		r.events().Normal(t.def.Object, nil, cozyv1alpha1.EventInstancesUpdated, "Apply",
+			fmt.Sprintf("updated the %s of instances of %s after a change outside them (this definition, or the controller); the count is how many", kind, t.def.GVK.Kind))
+		return
+	}
+	r.events().Normal(t.inst, nil, appsv1alpha1.EventUpdated, "Apply", fmt.Sprintf("updated %s %s to the desired state", kind, name))
+}
+
+// settledAtGeneration reports whether inst's status says the controller
+// already acted on its current generation without failing: observed at this
+// generation, not stalled, and not waiting to retry an error of its own. A
+// write to its backing object then follows no change of the instance.
+// (Reconciling=True alone does not count: it also means the backend has not
+// reported on the object yet.)
+func settledAtGeneration(inst *unstructured.Unstructured) bool {
+	st, _ := readStatus(inst)
+	if st.ObservedGeneration == 0 || st.ObservedGeneration != inst.GetGeneration() {
+		return false
+	}
+	h := conditions.Holder{Generation: inst.GetGeneration(), Conditions: &st.Conditions}
+	if conditions.IsTrue(h, conditions.Stalled) {
+		return false
+	}
+	if c := conditions.Get(h, conditions.Reconciling); c != nil && c.Status == metav1.ConditionTrue && strings.HasPrefix(c.Message, retryingPrefix) {
+		return false
+	}
+	return true
 }

@@ -39,6 +39,18 @@ const (
 	EventReleased = "Released"
 )
 
+// Event reasons the backend controllers (helm, terraform) record on
+// ApplicationDefinitions.
+const (
+	// EventInstancesUpdated: backing objects of the definition's instances
+	// were brought to the desired state after a change outside the
+	// instances (the definition's backend, or a new controller version).
+	// One series per definition and controller: its count is the number of
+	// backing objects updated. A change that follows an instance's own spec
+	// is recorded on the instance instead (Updated).
+	EventInstancesUpdated = "InstancesUpdated"
+)
+
 // Event reasons the appdef controller records on tenant namespaces, about
 // their instance quota.
 const (
