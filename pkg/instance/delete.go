@@ -77,14 +77,42 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, def *Definition, inst 
 		// The backing object's deletion event brings us back.
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
 	}
-	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	for _, f := range ours {
+	return ctrl.Result{}, r.removeFinalizers(ctx, inst, ours)
+}
+
+// removeFinalizers takes finalizers off inst, on the condition that it is
+// still the version read, and remembers that version: the events of the
+// backing objects just deleted may reconcile the instance again before the
+// cache has seen it go, and that reconcile has nothing to do
+// (behindFinalized).
+func (r *Reconciler) removeFinalizers(ctx context.Context, inst client.Object, finalizers []string) error {
+	rv := inst.GetResourceVersion()
+	patch := client.MergeFromWithOptions(inst.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	for _, f := range finalizers {
 		controllerutil.RemoveFinalizer(inst, f)
 	}
 	if err := r.Client.Patch(ctx, inst, patch); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+		return err
 	}
-	return ctrl.Result{}, nil
+	req := dynamicwatch.Request{GVK: inst.GetObjectKind().GroupVersionKind(), NamespacedName: client.ObjectKeyFromObject(inst)}
+	r.finalized.Store(req, rv)
+	return nil
+}
+
+// behindFinalized reports whether the cached inst is the version whose
+// finalizers this controller removed: the cache has not seen the instance
+// go yet. Any other version ends the wait (an instance whose patch failed
+// against a newer version is reconciled afresh).
+func (r *Reconciler) behindFinalized(req dynamicwatch.Request, inst client.Object) bool {
+	rv, ok := r.finalized.Load(req)
+	if !ok {
+		return false
+	}
+	if rv == inst.GetResourceVersion() {
+		return true
+	}
+	r.finalized.CompareAndDelete(req, rv)
+	return false
 }
 
 // rememberDeleted is the instance watch's Deleted hook: it keeps the uid of

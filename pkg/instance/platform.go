@@ -283,26 +283,62 @@ func (r *Reconciler) ownedTargets(ctx context.Context, inst client.Object, known
 // deleteOwned deletes the backing objects inst owns (and that are not being
 // deleted already) and returns those still present. known are backing
 // objects the caller read (nil entries ignored), kept when inst owns them.
+// An object deleted at once is not returned, so the caller can let the
+// instance go in the same pass; one that stays (a finalizer holds it while
+// its resources are destroyed) is recorded on the instance as
+// BackingObjectDeleted.
 func (r *Reconciler) deleteOwned(ctx context.Context, inst client.Object, known ...*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	owned, err := r.ownedTargets(ctx, inst, known...)
 	if err != nil {
 		return nil, err
 	}
+	var left []*unstructured.Unstructured
 	for _, o := range owned {
 		if !o.GetDeletionTimestamp().IsZero() {
+			left = append(left, o)
 			continue
 		}
-		err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: ptr.To(o.GetUID())})
-		if apierrors.IsNotFound(err) {
-			continue // deleted already; the cache has not seen it go yet
-		}
+		gone, err := r.deleteBacking(ctx, o)
 		if err != nil {
 			return nil, err
 		}
-		r.events().Normal(inst, nil, appsv1alpha1.EventBackingObjectDeleted, "Delete", fmt.Sprintf("deleted %s %s/%s with the instance", o.GetKind(), o.GetNamespace(), o.GetName()))
+		if gone {
+			log.FromContext(ctx).V(1).Info("deleted a backing object with its instance", "kind", o.GetKind(), "namespace", o.GetNamespace(), "name", o.GetName())
+			continue
+		}
+		left = append(left, o)
+		r.events().Normal(inst, nil, appsv1alpha1.EventBackingObjectDeleted, "Delete",
+			fmt.Sprintf("deleted %s %s/%s with the instance; waiting for its finalizers", o.GetKind(), o.GetNamespace(), o.GetName()))
 	}
-	return owned, nil
+	return left, nil
+}
+
+// deleteBacking deletes o, a backing object as the cache (or a read) shows
+// it, and reports whether it is gone. An object shown with no finalizer is
+// deleted on the condition that it is still that version: when the delete
+// succeeds, nothing held it and the API server removed it at once, so no
+// watch event needs to be waited for. An object that changed since (a
+// finalizer may have come) is then deleted whatever its version, and counts
+// as still present until its deletion event.
+func (r *Reconciler) deleteBacking(ctx context.Context, o *unstructured.Unstructured) (bool, error) {
+	free := len(o.GetFinalizers()) == 0
+	pre := client.Preconditions{UID: ptr.To(o.GetUID())}
+	if free {
+		pre.ResourceVersion = ptr.To(o.GetResourceVersion())
+	}
+	err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground), pre)
+	if free && apierrors.IsConflict(err) {
+		free = false
+		err = r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptr.To(o.GetUID())})
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil // deleted already; the cache has not seen it go yet
+	case err != nil:
+		return false, err
+	}
+	return free, nil
 }
 
 func containsUID(list []*unstructured.Unstructured, o *unstructured.Unstructured) bool {

@@ -75,7 +75,12 @@ type Reconciler struct {
 	// deleted holds the uid of each instance the watch saw deleted
 	// (dynamicwatch.Request to types.UID), until its reconcile has run
 	// (collectTarget).
-	deleted    sync.Map
+	deleted sync.Map
+	// finalized holds, for each instance whose finalizers this controller
+	// removed, the version it removed them from (dynamicwatch.Request to
+	// resourceVersion), until the cache shows another version or none
+	// (behindFinalized).
+	finalized  sync.Map
 	releasedMu sync.Mutex
 	released   map[schema.GroupVersionKind]string
 	// monitors: WorkloadMonitors are served and watched (workloads.go).
@@ -105,12 +110,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 				return ctrl.Result{}, err
 			}
 			r.deleted.Delete(req)
+			r.finalized.Delete(req)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	r.forgetEarlier(req, inst.GetUID())
-	if r.behindOwnWrite(inst) {
+	if r.behindOwnWrite(inst) || r.behindFinalized(req, inst) {
 		return ctrl.Result{}, nil
 	}
 	if !inst.GetDeletionTimestamp().IsZero() {

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
@@ -100,9 +99,12 @@ func (r *Reconciler) reconcileReleased(ctx context.Context, req dynamicwatch.Req
 	inst := &metav1.PartialObjectMetadata{}
 	inst.SetGroupVersionKind(req.GVK)
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.finalized.Delete(req)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if inst.GetDeletionTimestamp().IsZero() || !r.holdsOurs(inst) {
+	if inst.GetDeletionTimestamp().IsZero() || !r.holdsOurs(inst) || r.behindFinalized(req, inst) {
 		return ctrl.Result{}, nil
 	}
 	left, err := r.deleteOwned(ctx, inst, nil)
@@ -113,11 +115,7 @@ func (r *Reconciler) reconcileReleased(ctx context.Context, req dynamicwatch.Req
 		// The backing object's deletion event brings us back.
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
 	}
-	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	for _, f := range r.ourFinalizers(nil) {
-		controllerutil.RemoveFinalizer(inst, f)
-	}
-	if err := r.Client.Patch(ctx, inst, patch); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.removeFinalizers(ctx, inst, r.ourFinalizers(nil)); err != nil {
 		return ctrl.Result{}, err
 	}
 	log.FromContext(ctx).Info("released an instance whose definition names another backend", "kind", req.GVK.Kind, "instance", req.NamespacedName)

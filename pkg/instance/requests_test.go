@@ -31,10 +31,13 @@ import (
 )
 
 // requestLog counts the reads (GET and LIST, watches aside) a client sends,
-// by verb and resource: "list configmaps", "get gizmos".
+// by verb and resource: "list configmaps", "get gizmos"; and its writes, by
+// method and resource with its subresource: "DELETE configmaps",
+// "PATCH gizmos", "PUT gizmos/status", "POST events".
 type requestLog struct {
-	mu    sync.Mutex
-	reads map[string]int
+	mu     sync.Mutex
+	reads  map[string]int
+	writes map[string]int
 }
 
 // wrap counts the requests sent through next.
@@ -50,13 +53,29 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 func (l *requestLog) count(req *http.Request) {
-	if req.Method == http.MethodGet && req.URL.Query().Get("watch") != "true" {
-		if verb, resource, ok := ReadOf(req.URL.Path); ok {
-			l.mu.Lock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if req.Method == http.MethodGet {
+		if verb, resource, ok := ReadOf(req.URL.Path); ok && req.URL.Query().Get("watch") != "true" {
 			l.reads[verb+" "+resource]++
-			l.mu.Unlock()
 		}
+		return
 	}
+	if resource, ok := writeOf(req.URL.Path); ok {
+		if l.writes == nil {
+			l.writes = map[string]int{}
+		}
+		l.writes[req.Method+" "+resource]++
+	}
+}
+
+// takeWrites returns the writes counted since the last takeWrites.
+func (l *requestLog) takeWrites() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.writes
+	l.writes = map[string]int{}
+	return out
 }
 
 // take returns the reads counted since the last take.
@@ -73,6 +92,33 @@ func (l *requestLog) take() map[string]int {
 // /apis/g/v/namespaces/ns/gizmos/x a get of gizmos, /api/v1/namespaces/x a
 // get of namespaces. False for a path that is no resource's.
 func ReadOf(path string) (verb, resource string, ok bool) {
+	segs, ok := resourceSegments(path)
+	switch {
+	case !ok:
+		return "", "", false
+	case len(segs) == 1:
+		return "list", segs[0], true
+	}
+	return "get", segs[0], true
+}
+
+// writeOf names the resource a write to the API server's path is sent to,
+// with its subresource: /apis/g/v/namespaces/ns/gizmos/x/status is
+// "gizmos/status", /apis/events.k8s.io/v1/namespaces/ns/events "events".
+func writeOf(path string) (string, bool) {
+	segs, ok := resourceSegments(path)
+	switch {
+	case !ok:
+		return "", false
+	case len(segs) == 3:
+		return segs[0] + "/" + segs[2], true
+	}
+	return segs[0], true
+}
+
+// resourceSegments is the part of an API path after its group, version and
+// namespace: the resource, then its name and subresource if any.
+func resourceSegments(path string) ([]string, bool) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case len(segs) >= 2 && segs[0] == "api":
@@ -80,18 +126,12 @@ func ReadOf(path string) (verb, resource string, ok bool) {
 	case len(segs) >= 3 && segs[0] == "apis":
 		segs = segs[3:]
 	default:
-		return "", "", false
+		return nil, false
 	}
 	if len(segs) >= 3 && segs[0] == "namespaces" {
 		segs = segs[2:]
 	}
-	switch len(segs) {
-	case 1:
-		return "list", segs[0], true
-	case 2, 3:
-		return "get", segs[0], true
-	}
-	return "", "", false
+	return segs, len(segs) >= 1 && len(segs) <= 3
 }
 
 func TestReadOf(t *testing.T) {
@@ -106,6 +146,9 @@ func TestReadOf(t *testing.T) {
 		"/apis/apps.cozystack.io/v1alpha1/gizmos":                       "list gizmos",
 		"/healthz": "",
 	} {
+		if w, ok := writeOf(path); ok != (want != "") || ok && w != strings.Fields(want)[1] && w != "gizmos/status" {
+			t.Errorf("writeOf(%s) = %q %v", path, w, ok)
+		}
 		verb, resource, ok := ReadOf(path)
 		got := strings.TrimSpace(verb + " " + resource)
 		if got != want || ok != (want != "") {
@@ -315,6 +358,7 @@ spec:
 
 	t.Run("deleting instances sends no LIST and no GET", func(t *testing.T) {
 		reads.take()
+		reads.takeWrites()
 		for _, u := range instances {
 			must(c.Delete(ctx, u))
 		}
@@ -336,6 +380,15 @@ spec:
 		t.Logf("reads while %d instances were deleted: %s", n, sorted(got))
 		if got["get configmaps"]+got["list configmaps"]+got["get gizmos"]+got["list gizmos"] != 0 {
 			t.Fatalf("reads of backing objects or instances while %d instances were deleted: %v", n, sorted(got))
+		}
+		// No finalizer holds a backing object here, so each goes at its
+		// DELETE and its instance's finalizer comes off in the same pass:
+		// no Deleting status to write, no event, no second reconcile.
+		writes := reads.takeWrites()
+		t.Logf("writes while %d instances were deleted: %s", n, sorted(writes))
+		want := map[string]int{"DELETE configmaps": n, "PATCH gizmos": n}
+		if fmt.Sprint(writes) != fmt.Sprint(want) {
+			t.Fatalf("writes while %d instances were deleted: %v, want %v", n, sorted(writes), sorted(want))
 		}
 	})
 }

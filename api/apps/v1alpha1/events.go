@@ -29,9 +29,11 @@ const (
 	EventSuspended = ReasonSuspended
 	// EventResumed (Normal): spec.suspend=false again on the backing object.
 	EventResumed = ReasonResumed
-	// EventBackingObjectDeleted (Normal): an instance of a kind whose
-	// definition names another backend now was deleted, and its former
-	// backend deleted the backing object the instance still owned.
+	// EventBackingObjectDeleted (Normal): a deleted instance's backend
+	// deleted the backing object the instance owned, and the object stays
+	// while its finalizers hold it (tofu-controller destroying the
+	// resources); the instance is Deleting meanwhile. An object removed at
+	// once is not recorded: the instance goes in the same pass.
 	EventBackingObjectDeleted = "BackingObjectDeleted"
 	// EventOutputsNotCopied (Warning): the Terraform backend could not copy
 	// the module's outputs Secret into the instance's namespace; the note
