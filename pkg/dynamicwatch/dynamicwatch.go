@@ -72,6 +72,12 @@ type Options struct {
 	// last known state). A reconcile of such a request can count on what
 	// it kept (an index of the objects). It must not block.
 	Observe func(old, new client.Object)
+	// Echo, when not nil, is asked of every add and update event, after
+	// Observe: true when the object as the event shows it is the version
+	// the controller's own write made, which the reconcile that wrote it
+	// acted on, so the event enqueues nothing. Never asked of a deletion.
+	// It must not block.
+	Echo func(client.Object) bool
 }
 
 type watch struct {
@@ -248,12 +254,25 @@ func (h handler) enqueue(obj any, deleted bool) {
 
 func (h handler) OnAdd(obj any, _ bool) {
 	h.observe(nil, obj)
-	h.enqueue(obj, false)
+	if !h.echo(obj) {
+		h.enqueue(obj, false)
+	}
 }
 
 func (h handler) OnUpdate(old, obj any) {
 	h.observe(old, obj)
-	h.enqueue(obj, false)
+	if !h.echo(obj) {
+		h.enqueue(obj, false)
+	}
+}
+
+// echo asks Options.Echo whether an add or update needs no reconcile.
+func (h handler) echo(obj any) bool {
+	if h.opts.Echo == nil {
+		return false
+	}
+	o := object(obj)
+	return o != nil && h.opts.Echo(o)
 }
 
 func (h handler) OnDelete(obj any) {

@@ -261,3 +261,48 @@ func TestObserveHook(t *testing.T) {
 		t.Errorf("Observe heard %q, want %q", heard, want)
 	}
 }
+
+// TestEchoHook: an add or update that Echo calls the controller's own write's
+// echo is observed but enqueues nothing; a deletion is never asked about.
+func TestEchoHook(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "test.cozystack.io", Version: "v1", Kind: "Widget"}
+	obj := func(name, rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("default")
+		u.SetName(name)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Request]())
+	defer q.ShutDown()
+	var observed, asked []string
+	h := handler{q: q, opts: Options{
+		Map:     Self(gvk),
+		Observe: func(_, new client.Object) { observed = append(observed, fmt.Sprint(new != nil)) },
+		// The write made version 2 of each object.
+		Echo: func(o client.Object) bool {
+			asked = append(asked, o.GetName()+"@"+o.GetResourceVersion())
+			return o.GetResourceVersion() == "2"
+		},
+	}}
+	h.OnAdd(obj("created", "2"), false)
+	h.OnUpdate(obj("patched", "1"), obj("patched", "2"))
+	if q.Len() != 0 {
+		t.Fatalf("%d requests queued for the echoes of our writes, want 0", q.Len())
+	}
+	h.OnUpdate(obj("patched", "2"), obj("patched", "3"))
+	if q.Len() != 1 {
+		t.Fatalf("%d requests queued after someone else's update, want 1", q.Len())
+	}
+	h.OnDelete(obj("created", "2"))
+	if want := []string{"created@2", "patched@2", "patched@3"}; !slices.Equal(asked, want) {
+		t.Errorf("Echo asked of %q, want %q (never of a deletion)", asked, want)
+	}
+	if len(observed) != 4 {
+		t.Errorf("Observe heard %d events, want all 4", len(observed))
+	}
+	if q.Len() != 2 {
+		t.Errorf("%d requests queued, want 2 (the update of another and the deletion)", q.Len())
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,7 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/conditions"
 	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
+	"github.com/cozyplane/cozyplane/pkg/ownwrite"
 	"github.com/cozyplane/cozyplane/pkg/readymetric"
 	"github.com/cozyplane/cozyplane/pkg/reconcileerr"
 	"github.com/cozyplane/cozyplane/pkg/record"
@@ -80,9 +82,13 @@ type Reconciler struct {
 	// removed, the version it removed them from (dynamicwatch.Request to
 	// resourceVersion), until the cache shows another version or none
 	// (behindFinalized).
-	finalized  sync.Map
-	releasedMu sync.Mutex
-	released   map[schema.GroupVersionKind]string
+	finalized sync.Map
+	// targetWrites holds this controller's writes of backing objects being
+	// sent, and the last of each until its watch event shows it
+	// (writingTarget, wroteTarget, targetEcho).
+	targetWrites ownwrite.Sends[types.NamespacedName]
+	releasedMu   sync.Mutex
+	released     map[schema.GroupVersionKind]string
 	// monitors: WorkloadMonitors are served and watched (workloads.go).
 	monitors bool
 }
@@ -299,7 +305,53 @@ func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstruc
 // backing object's event came first). Nothing is decided on it; the write's
 // own event reconciles the instance again. Any other version ends the wait.
 func (r *Reconciler) behindOwnWrite(inst *unstructured.Unstructured) bool {
-	return r.statusWriter().Behind(inst)
+	return r.statusWriter().Await(inst)
+}
+
+// writingTarget tells the backing objects' watch that a write of desired,
+// over live's version (none for a create), is being sent: until it is
+// answered (wroteTarget), events of the object are held, since the one the
+// write makes may come before the answer.
+func (r *Reconciler) writingTarget(desired, live *unstructured.Unstructured) {
+	replaced := ""
+	if live != nil {
+		replaced = live.GetResourceVersion()
+	}
+	r.targetWrites.Writing(client.ObjectKeyFromObject(desired), replaced)
+}
+
+// wroteTarget ends the write writingTarget began: desired carries the
+// version the API server answered with (none when the write failed). The
+// event of that version is the write's echo (targetEcho); an event held
+// meanwhile that showed another version is enqueued now.
+func (r *Reconciler) wroteTarget(desired *unstructured.Unstructured, failed bool) {
+	made := desired.GetResourceVersion()
+	if failed {
+		made = ""
+	}
+	if r.targetWrites.Wrote(client.ObjectKeyFromObject(desired), made) {
+		r.watches.Enqueue(mapTarget(desired)...)
+	}
+}
+
+// targetEcho is the backing objects' watch's Echo: the event of the version
+// this controller's last write of the object made, or one that came while a
+// write was being sent (held, see wroteTarget). The reconcile that wrote it
+// projected the instance's status from the API server's answer, which is
+// what the event shows, so it needs no reconcile.
+func (r *Reconciler) targetEcho(o client.Object) bool {
+	return r.targetWrites.Echo(client.ObjectKeyFromObject(o), o.GetResourceVersion())
+}
+
+// observeTarget is told of every event of a backing object: once the cache
+// holds an object, it is read from there, not from the API server (see
+// uncached); once it is gone, its writes are forgotten.
+func (r *Reconciler) observeTarget(old, o client.Object) {
+	if o == nil {
+		r.targetWrites.Forget(client.ObjectKeyFromObject(old))
+		return
+	}
+	r.uncached.Delete(client.ObjectKeyFromObject(o))
 }
 
 // events records on behalf of the controller (nil Recorder: nothing).

@@ -331,8 +331,15 @@ spec:
 		if got := relabel("gold"); got["get configmaps"] > 2*n || got["list configmaps"]+got["get gizmos"]+got["list gizmos"] != 0 {
 			t.Fatalf("reads of backing objects or instances: %v, want at most the hand-over's GETs, about one per object", sorted(got))
 		}
+		before := reconciles(t, "cozystack-requests-test")
 		if got := relabel("platinum"); got["get configmaps"]+got["list configmaps"]+got["get gizmos"]+got["list gizmos"] != 0 {
 			t.Fatalf("reads of backing objects or instances: %v, want none", sorted(got))
+		}
+		// One reconcile an instance, the one the definition's change
+		// enqueued: the watch event of the controller's own write of each
+		// backing object is its echo, and enqueues nothing.
+		if got := reconciles(t, "cozystack-requests-test") - before; got != n {
+			t.Fatalf("%d reconciles for a definition change at %d instances, want %d", got, n, n)
 		}
 	})
 

@@ -75,7 +75,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	// Backing objects map back to their instance through the contract labels.
-	targets := dynamicwatch.Options{Map: mapTarget, Filter: hasApplicationLabels}
+	// The echo of the controller's own write of a backing object enqueues
+	// nothing: the reconcile that wrote it acted on the API server's answer.
+	targets := dynamicwatch.Options{Map: mapTarget, Filter: hasApplicationLabels, Observe: r.observeTarget, Echo: r.targetEcho}
 	// Deletes find an instance's backing objects in the cache (platform.go),
 	// where a backend looks for them by owner at all: the index is kept from
 	// the same events, before their requests are enqueued.
@@ -83,7 +85,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		gvk := r.Backend.TargetGVK()
 		x := newOwnerIndex()
 		x.synced = func() bool { return r.watches.HasSynced(gvk) }
-		targets.Observe = x.set
+		targets.Observe = func(old, new client.Object) {
+			x.set(old, new)
+			r.observeTarget(old, new)
+		}
 		r.owned = x
 	}
 	if err := r.watches.Watch(r.Backend.TargetGVK(), targets); err != nil {
@@ -163,12 +168,10 @@ func (r *Reconciler) reconcileDefinition(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	gvk := def.GVK
-	seen := func(_, obj client.Object) {
-		if obj != nil {
-			r.statusWriter().Seen(gvk, obj) // a status write the cache shows is forgotten
-		}
-	}
-	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{Deleted: r.rememberDeleted(def.GVK), Observe: seen}); err != nil {
+	// A status write the cache shows is forgotten; its own echo enqueues
+	// nothing, unless a reconcile that found the cache behind awaits it.
+	echo := func(obj client.Object) bool { return r.statusWriter().Echo(gvk, obj) }
+	if err := r.watches.Watch(def.GVK, dynamicwatch.Options{Deleted: r.rememberDeleted(def.GVK), Echo: echo}); err != nil {
 		if meta.IsNoMatchError(err) {
 			// The CRD is not served (yet, or any more): the appdef
 			// controller says why on the definition. Look again shortly.

@@ -31,7 +31,11 @@ type Writes[K comparable, V any] struct {
 
 type write[V any] struct {
 	replaced, made string
-	value          V
+	// awaited: a caller found the cache behind this write and left the
+	// object for the write's watch event to bring back (Await), so that
+	// event is no echo.
+	awaited bool
+	value   V
 }
 
 // Wrote records a write to the object key that replaced version replaced
@@ -43,7 +47,9 @@ func (w *Writes[K, V]) Wrote(key K, replaced, made string, v V) {
 	if w.over == nil {
 		w.over = map[K]write[V]{}
 	}
-	w.over[key] = write[V]{replaced: replaced, made: made, value: v}
+	// A write over one that is awaited stays awaited: the caller waiting
+	// is brought back by this write's event instead.
+	w.over[key] = write[V]{replaced: replaced, made: made, value: v, awaited: w.over[key].awaited}
 }
 
 // Behind reports whether cached, the resourceVersion the cache shows for
@@ -52,15 +58,48 @@ func (w *Writes[K, V]) Wrote(key K, replaced, made string, v V) {
 // them; one that does not compare is not older). It returns that write's
 // value. Any other version forgets the write.
 func (w *Writes[K, V]) Behind(key K, cached string) (V, bool) {
+	return w.behind(key, cached, false)
+}
+
+// Await is Behind for a caller that, finding the cache behind, leaves the
+// object for the write's own watch event to bring back: the write is marked
+// awaited, so Echo does not call that event an echo.
+func (w *Writes[K, V]) Await(key K, cached string) (V, bool) {
+	return w.behind(key, cached, true)
+}
+
+func (w *Writes[K, V]) behind(key K, cached string, await bool) (V, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.over[key]
 	if ok && (last.replaced == cached || older(cached, last.made)) {
+		if await && !last.awaited {
+			last.awaited = true
+			w.over[key] = last
+		}
 		return last.value, true
 	}
 	delete(w.over, key)
 	var zero V
 	return zero, false
+}
+
+// Echo is told of a watch event showing key at version, once the cache's
+// store holds it. It reports whether the event is the echo of the last
+// write: the version that write made, which the writer acted on when it
+// wrote (from the API server's answer) and no caller awaits, so the event
+// needs no reconcile. Like Behind, it forgets the write unless the event is
+// older than it; unlike Behind, it decides and forgets at once, so a caller
+// cannot come to await a write whose event was already taken for an echo.
+func (w *Writes[K, V]) Echo(key K, version string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.over[key]
+	if !ok || last.replaced == version || older(version, last.made) {
+		return false
+	}
+	delete(w.over, key)
+	return last.made != "" && last.made == version && !last.awaited
 }
 
 // Forget drops what is remembered of key (the object is gone).

@@ -55,3 +55,51 @@ func TestWritesOverAnotherWrite(t *testing.T) {
 		t.Fatal("Behind(c, x1), a version that does not compare: want false")
 	}
 }
+
+// TestWritesEcho: the event of the version a write made is its echo, once;
+// an earlier event is not and keeps the write; an awaited write has no echo.
+func TestWritesEcho(t *testing.T) {
+	var w Writes[string, string]
+	w.Wrote("a", "10", "12", "ours")
+	for _, c := range []struct {
+		version string
+		echo    bool
+		left    int
+	}{
+		{"10", false, 1}, // the version the write replaced: still behind
+		{"11", false, 1}, // another writer's, before the write
+		{"12", true, 0},  // the write's own
+		{"12", false, 0}, // told again: forgotten already
+	} {
+		if got := w.Echo("a", c.version); got != c.echo || w.Len() != c.left {
+			t.Errorf("Echo(a, %s) = %v with %d remembered, want %v with %d", c.version, got, w.Len(), c.echo, c.left)
+		}
+	}
+
+	w.Wrote("b", "10", "12", "ours")
+	if w.Echo("b", "13") || w.Len() != 0 {
+		t.Error("a later version, someone else's: taken for an echo, or the write kept")
+	}
+
+	w.Wrote("c", "10", "12", "ours")
+	if _, behind := w.Await("c", "10"); !behind {
+		t.Fatal("Await(c, 10): want behind")
+	}
+	if w.Echo("c", "12") {
+		t.Error("an awaited write's event: taken for an echo")
+	}
+
+	// A write over an awaited one stays awaited.
+	w.Wrote("d", "10", "12", "ours")
+	w.Await("d", "10")
+	w.Wrote("d", "12", "14", "again")
+	if w.Echo("d", "14") {
+		t.Error("a write over an awaited one: its event taken for an echo")
+	}
+
+	// A write whose answer gave no version has no echo.
+	w.Wrote("e", "10", "", "ours")
+	if w.Echo("e", "11") {
+		t.Error("no version made: an event taken for its echo")
+	}
+}

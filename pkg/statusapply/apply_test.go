@@ -162,9 +162,9 @@ func TestWriter(t *testing.T) {
 		t.Errorf("%d writes remembered after the cache caught up, want %d", got, remembered-1)
 	}
 
-	// A watch's event tells the writer what the cache shows (Seen): the
+	// A watch's event tells the writer what the cache shows (Echo): the
 	// version a write replaced keeps it remembered, the version it made
-	// forgets it, with no reconcile in between.
+	// forgets it, with no reconcile in between, and is the write's echo.
 	seenBefore := get()
 	part = Part{Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Done", Message: "m",
 		LastTransitionTime: metav1.Now()}}}
@@ -172,12 +172,34 @@ func TestWriter(t *testing.T) {
 		t.Fatal("Ready=True: nothing written")
 	}
 	remembered = written.Len()
-	sw.Seen(w.GroupVersionKind(), seenBefore)
+	if sw.Echo(w.GroupVersionKind(), seenBefore) {
+		t.Error("the version the write replaced: taken for the write's echo")
+	}
 	if got := written.Len(); got != remembered {
 		t.Errorf("seen at the version the write replaced: %d writes remembered, want %d", got, remembered)
 	}
-	sw.Seen(w.GroupVersionKind(), get())
+	if !sw.Echo(w.GroupVersionKind(), get()) {
+		t.Error("the version the write made: not taken for its echo")
+	}
 	if got := written.Len(); got != remembered-1 {
 		t.Errorf("seen at the version the write made: %d writes remembered, want %d", got, remembered-1)
+	}
+
+	// A reconcile that found the cache behind the write and left the object
+	// for the write's event to bring back awaits it: that event is no echo.
+	awaited := get()
+	part = Part{Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Waiting", Message: "m",
+		LastTransitionTime: metav1.Now()}}}
+	if !write(awaited) {
+		t.Fatal("Ready=False: nothing written")
+	}
+	if !sw.Await(awaited) {
+		t.Fatal("the cache shows the version the write replaced: want behind")
+	}
+	if sw.Echo(w.GroupVersionKind(), get()) {
+		t.Error("an awaited write's event: taken for an echo")
+	}
+	if sw.Echo(w.GroupVersionKind(), get()) {
+		t.Error("the same event again, the write forgotten: taken for an echo")
 	}
 }

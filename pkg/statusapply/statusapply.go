@@ -183,14 +183,29 @@ func (w Writer) Behind(obj client.Object) bool {
 	return behind
 }
 
-// Seen tells the writer that the cache now shows obj, of kind gvk, at its
-// resourceVersion: a write that version catches up with is forgotten at
+// Await is Behind for a caller that, finding the cache behind, leaves obj
+// for the write's own watch event to bring back: that event is then no echo
+// (Echo).
+func (w Writer) Await(obj client.Object) bool {
+	gvk, err := w.kind(obj)
+	if err != nil {
+		return false
+	}
+	_, behind := written.Await(keyOf(w.FieldManager, gvk, obj), obj.GetResourceVersion())
+	return behind
+}
+
+// Echo tells the writer that the cache now shows obj, of kind gvk, at its
+// resourceVersion, and reports whether that is the version this
+// controller's last status write made, which no caller awaits (Await): the
+// event is the write's own echo, and the reconcile that wrote it acted on
+// everything it shows. A write that version catches up with is forgotten at
 // once, not at the object's next reconcile, which may not come for hours.
-// For a watch's event handler (dynamicwatch.Options.Observe), which the
+// For a watch's event handler (dynamicwatch.Options.Echo), which the
 // cache's store has been updated for; it reads nothing but obj's name and
 // version.
-func (w Writer) Seen(gvk schema.GroupVersionKind, obj client.Object) {
-	written.Behind(keyOf(w.FieldManager, gvk, obj), obj.GetResourceVersion())
+func (w Writer) Echo(gvk schema.GroupVersionKind, obj client.Object) bool {
+	return written.Echo(keyOf(w.FieldManager, gvk, obj), obj.GetResourceVersion())
 }
 
 // kind is obj's kind: an unstructured object's own, a typed object's from
