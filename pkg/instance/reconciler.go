@@ -86,7 +86,7 @@ type Reconciler struct {
 	// targetWrites holds this controller's writes of backing objects being
 	// sent, and the last of each until its watch event shows it
 	// (writingTarget, wroteTarget, targetEcho).
-	targetWrites ownwrite.Sends[types.NamespacedName]
+	targetWrites ownwrite.Writes[types.NamespacedName, struct{}]
 	releasedMu   sync.Mutex
 	released     map[schema.GroupVersionKind]string
 	// monitors: WorkloadMonitors are served and watched (workloads.go).
@@ -282,7 +282,7 @@ var statusFields = statusapply.FieldsOf(appsv1alpha1.ApplicationStatus{})
 // statusWriter applies instances' status as the controller's field manager
 // (pkg/statusapply), at the version the status was decided on.
 func (r *Reconciler) statusWriter() statusapply.Writer {
-	return statusapply.Writer{Client: r.Client, FieldManager: r.Name, Precondition: true}
+	return statusapply.Writer{Client: r.Client, FieldManager: r.Name, Precondition: true, Held: r.enqueueInstance}
 }
 
 // writeStatus applies the status when it changed: the backend owns all of
@@ -308,28 +308,37 @@ func (r *Reconciler) behindOwnWrite(inst *unstructured.Unstructured) bool {
 	return r.statusWriter().Await(inst)
 }
 
-// writingTarget tells the backing objects' watch that a write of desired,
-// over live's version (none for a create), is being sent: until it is
-// answered (wroteTarget), events of the object are held, since the one the
-// write makes may come before the answer.
-func (r *Reconciler) writingTarget(desired, live *unstructured.Unstructured) {
-	replaced := ""
-	if live != nil {
-		replaced = live.GetResourceVersion()
-	}
-	r.targetWrites.Writing(client.ObjectKeyFromObject(desired), replaced)
+// enqueueInstance reconciles inst again: an event of it was held while its
+// status was being written, and showed another version than the write's.
+func (r *Reconciler) enqueueInstance(inst client.Object) {
+	r.watches.Enqueue(dynamicwatch.Request{GVK: inst.GetObjectKind().GroupVersionKind(), NamespacedName: client.ObjectKeyFromObject(inst)})
 }
 
-// wroteTarget ends the write writingTarget began: desired carries the
-// version the API server answered with (none when the write failed). The
-// event of that version is the write's echo (targetEcho); an event held
-// meanwhile that showed another version is enqueued now.
-func (r *Reconciler) wroteTarget(desired *unstructured.Unstructured, failed bool) {
-	made := desired.GetResourceVersion()
-	if failed {
-		made = ""
+// writingTarget tells the backing objects' watch that a write of desired
+// is being sent: until it is answered (wroteTarget), events of the object
+// are held, since the one the write makes may come before the answer.
+func (r *Reconciler) writingTarget(desired *unstructured.Unstructured) {
+	r.targetWrites.Writing(client.ObjectKeyFromObject(desired))
+}
+
+// wroteTarget ends the write writingTarget began, over live's version (none
+// for a create): desired carries the version the API server answered with,
+// unless nothing was written. The event of that version is the write's echo
+// (targetEcho); an event held meanwhile that showed another version is
+// enqueued now.
+func (r *Reconciler) wroteTarget(desired, live *unstructured.Unstructured, written bool) {
+	key := client.ObjectKeyFromObject(desired)
+	var enqueue bool
+	if written {
+		replaced := ""
+		if live != nil {
+			replaced = live.GetResourceVersion()
+		}
+		enqueue = r.targetWrites.Wrote(key, replaced, desired.GetResourceVersion(), struct{}{})
+	} else {
+		enqueue = r.targetWrites.Unsent(key)
 	}
-	if r.targetWrites.Wrote(client.ObjectKeyFromObject(desired), made) {
+	if enqueue {
 		r.watches.Enqueue(mapTarget(desired)...)
 	}
 }

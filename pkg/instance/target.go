@@ -165,9 +165,9 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 		// server refuses the apply and we decide again on a fresh read.
 		opts = append(opts, ssa.IfUnchanged())
 	}
-	r.writingTarget(desired, live)
+	r.writingTarget(desired)
 	res, err := r.applier.Apply(ctx, desired, live, opts...)
-	r.wroteTarget(desired, err != nil || res == ssa.Unchanged)
+	r.wroteTarget(desired, live, err == nil && res != ssa.Unchanged)
 	if err != nil {
 		if key := client.ObjectKeyFromObject(desired); live == nil && apierrors.IsAlreadyExists(err) {
 			if _, seen := r.uncached.LoadOrStore(key, struct{}{}); !seen {

@@ -1,5 +1,6 @@
 // Package ownwrite lets a controller read its own writes past a cache that
-// has not caught up with them yet.
+// has not caught up with them yet, and spares it the reconcile of their
+// watch events.
 //
 // A controller writes an object and, before the write's watch event reaches
 // the cache, is asked to reconcile it again (an event of another object it
@@ -12,6 +13,13 @@
 // write made: another writer's, between this controller's read and its
 // write, which the write was applied over. Any other version ends the wait:
 // the cache has caught up, or someone else wrote since.
+//
+// The event of the version a write made is that write's echo: the reconcile
+// that wrote acted on the API server's answer, which is what the event
+// shows, so the event needs no reconcile (Echo). The echo may come before
+// the answer: while a write is being sent (Writing), the object's events
+// are held, and once it is answered (Wrote, Unsent), a held event that
+// showed another version is handed back to be enqueued.
 package ownwrite
 
 import (
@@ -23,7 +31,7 @@ import (
 // Writes remembers the last write of each object, by a key the caller
 // chooses (a struct of strings costs no allocation per lookup), and a value
 // describing it. The zero value is ready to use; it is safe for concurrent
-// use.
+// use. One object's writes must not overlap.
 type Writes[K comparable, V any] struct {
 	mu   sync.Mutex
 	over map[K]write[V]
@@ -35,21 +43,71 @@ type write[V any] struct {
 	// object for the write's watch event to bring back (Await), so that
 	// event is no echo.
 	awaited bool
+	// sending: the write is not answered yet; held is the version the
+	// latest event showed meanwhile ("" none).
+	sending bool
+	held    string
 	value   V
 }
 
-// Wrote records a write to the object key that replaced version replaced
-// (the resourceVersion the write was made over) and made version made (the
-// one the API server answered with; empty when not known), described by v.
-func (w *Writes[K, V]) Wrote(key K, replaced, made string, v V) {
+// Writing records that a write of key is being sent: until Wrote or
+// Unsent, the object's events are held (Echo). What is known of the last
+// write before it is kept meanwhile.
+func (w *Writes[K, V]) Writing(key K) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.over == nil {
 		w.over = map[K]write[V]{}
 	}
-	// A write over one that is awaited stays awaited: the caller waiting
-	// is brought back by this write's event instead.
-	w.over[key] = write[V]{replaced: replaced, made: made, value: v, awaited: w.over[key].awaited}
+	last := w.over[key]
+	last.sending, last.held = true, ""
+	w.over[key] = last
+}
+
+// Wrote records a write to the object key that replaced version replaced
+// (the resourceVersion the write was made over) and made version made (the
+// one the API server answered with; empty when not known), described by v.
+// It reports whether an event held while the write was being sent
+// (Writing) must be enqueued now: one that showed a version other than made
+// and not older than it (an older one is another writer's, which the write
+// was applied over and its answer shows). A write over one that is awaited
+// stays awaited: the caller waiting is brought back by this write's event.
+func (w *Writes[K, V]) Wrote(key K, replaced, made string, v V) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over == nil {
+		w.over = map[K]write[V]{}
+	}
+	last := w.over[key]
+	next := write[V]{replaced: replaced, made: made, value: v, awaited: last.awaited}
+	if !last.sending || last.held == "" {
+		w.over[key] = next
+		return false
+	}
+	switch {
+	case last.held == made && !last.awaited:
+		delete(w.over, key) // the echo came first, and was held
+		return false
+	case made == "" || last.held == made || !older(last.held, made):
+		delete(w.over, key)
+		return true
+	}
+	w.over[key] = next
+	return false
+}
+
+// Unsent ends a write Writing began that made nothing (it failed, or was
+// not needed). It reports whether an event held meanwhile must be enqueued
+// now. The write before it is forgotten.
+func (w *Writes[K, V]) Unsent(key K) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.over[key]
+	if !ok || !last.sending {
+		return false
+	}
+	delete(w.over, key)
+	return last.held != ""
 }
 
 // Behind reports whether cached, the resourceVersion the cache shows for
@@ -79,23 +137,32 @@ func (w *Writes[K, V]) behind(key K, cached string, await bool) (V, bool) {
 		}
 		return last.value, true
 	}
-	delete(w.over, key)
+	if !last.sending {
+		delete(w.over, key)
+	}
 	var zero V
 	return zero, false
 }
 
 // Echo is told of a watch event showing key at version, once the cache's
-// store holds it. It reports whether the event is the echo of the last
-// write: the version that write made, which the writer acted on when it
-// wrote (from the API server's answer) and no caller awaits, so the event
-// needs no reconcile. Like Behind, it forgets the write unless the event is
-// older than it; unlike Behind, it decides and forgets at once, so a caller
-// cannot come to await a write whose event was already taken for an echo.
+// store holds it, and reports whether the event needs no reconcile: it came
+// while a write was being sent (held: Wrote or Unsent decides), or it shows
+// the version the last write made and no caller awaits that write. Like
+// Behind, it forgets the write unless the event is older than it; unlike
+// Behind, it decides and forgets at once, so a caller cannot come to await
+// a write whose event was already taken for an echo.
 func (w *Writes[K, V]) Echo(key K, version string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.over[key]
-	if !ok || last.replaced == version || older(version, last.made) {
+	switch {
+	case !ok:
+		return false
+	case last.sending:
+		last.held = version
+		w.over[key] = last
+		return true
+	case last.replaced == version || older(version, last.made):
 		return false
 	}
 	delete(w.over, key)

@@ -79,6 +79,10 @@ type Writer struct {
 	// status decided on a version someone has changed since is refused
 	// with a Conflict.
 	Precondition bool
+	// Held, when set, is called with obj after a write during which a
+	// watch event of obj was held (Echo) that showed another version than
+	// the write's: the caller enqueues it, as the event did not.
+	Held func(obj client.Object)
 }
 
 // Write brings the part of obj's status this controller owns to part.
@@ -119,8 +123,12 @@ func (w Writer) Write(ctx context.Context, obj client.Object, status map[string]
 	if w.Precondition {
 		apply.SetResourceVersion(obj.GetResourceVersion())
 	}
+	written.Writing(key)
 	err = w.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(apply),
 		client.FieldOwner(w.FieldManager), client.ForceOwnership)
+	if err != nil {
+		w.held(obj, written.Unsent(key))
+	}
 	if apierrors.IsNotFound(err) {
 		return false, nil // deleted meanwhile: nothing left to report on
 	}
@@ -130,7 +138,7 @@ func (w Writer) Write(ctx context.Context, obj client.Object, status map[string]
 	// apply is the object as the API server answered: the version the
 	// write made, which a cache showing another writer's version in between
 	// has not reached yet either.
-	written.Wrote(key, obj.GetResourceVersion(), apply.GetResourceVersion(), writtenPart{fingerprint: print, conditions: part.Conditions})
+	w.held(obj, written.Wrote(key, obj.GetResourceVersion(), apply.GetResourceVersion(), writtenPart{fingerprint: print, conditions: part.Conditions}))
 	if w.Changed != nil {
 		w.Changed(obj, have, part.Conditions)
 	}
@@ -181,6 +189,14 @@ func (w Writer) Behind(obj client.Object) bool {
 	}
 	_, behind := written.Behind(keyOf(w.FieldManager, gvk, obj), obj.GetResourceVersion())
 	return behind
+}
+
+// held calls Held with obj when an event held during its write must be
+// enqueued.
+func (w Writer) held(obj client.Object, enqueue bool) {
+	if enqueue && w.Held != nil {
+		w.Held(obj)
+	}
 }
 
 // Await is Behind for a caller that, finding the cache behind, leaves obj
