@@ -226,17 +226,7 @@ func TestDeletedHook(t *testing.T) {
 // with the old and new objects, tombstones unwrapped, before the event's
 // requests are enqueued.
 func TestObserveHook(t *testing.T) {
-	gvk := schema.GroupVersionKind{Group: "test.cozystack.io", Version: "v1", Kind: "Widget"}
-	obj := func(name, rv string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace("default")
-		u.SetName(name)
-		u.SetResourceVersion(rv)
-		return u
-	}
-	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Request]())
-	defer q.ShutDown()
+	gvk, obj, q := widgetEvents(t)
 	var heard []string
 	name := func(o client.Object) string {
 		if o == nil {
@@ -265,17 +255,7 @@ func TestObserveHook(t *testing.T) {
 // TestEchoHook: an add or update that Echo calls the controller's own write's
 // echo is observed but enqueues nothing; a deletion is never asked about.
 func TestEchoHook(t *testing.T) {
-	gvk := schema.GroupVersionKind{Group: "test.cozystack.io", Version: "v1", Kind: "Widget"}
-	obj := func(name, rv string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace("default")
-		u.SetName(name)
-		u.SetResourceVersion(rv)
-		return u
-	}
-	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Request]())
-	defer q.ShutDown()
+	gvk, obj, q := widgetEvents(t)
 	var observed, asked []string
 	h := handler{q: q, opts: Options{
 		Map:     Self(gvk),
@@ -305,4 +285,21 @@ func TestEchoHook(t *testing.T) {
 	if q.Len() != 2 {
 		t.Errorf("%d requests queued, want 2 (the update of another and the deletion)", q.Len())
 	}
+}
+
+// widgetEvents is what a handler's test needs: a kind, a maker of its
+// objects at a name and version, and a queue, shut down with the test.
+func widgetEvents(t *testing.T) (schema.GroupVersionKind, func(name, rv string) *unstructured.Unstructured, workqueue.TypedRateLimitingInterface[Request]) {
+	gvk := schema.GroupVersionKind{Group: "test.cozystack.io", Version: "v1", Kind: "Widget"}
+	obj := func(name, rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("default")
+		u.SetName(name)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Request]())
+	t.Cleanup(q.ShutDown)
+	return gvk, obj, q
 }

@@ -178,19 +178,6 @@ func (w Writer) takeStatus(ctx context.Context, written *unstructured.Unstructur
 	return nil
 }
 
-// Behind reports whether obj, as the cache shows it, is older than this
-// controller's last status write (the version it replaced, or one before the
-// version it made): the cache has not caught up with that write yet. Any
-// other version forgets the write.
-func (w Writer) Behind(obj client.Object) bool {
-	gvk, err := w.kind(obj)
-	if err != nil {
-		return false
-	}
-	_, behind := written.Behind(keyOf(w.FieldManager, gvk, obj), obj.GetResourceVersion())
-	return behind
-}
-
 // held calls Held with obj when an event held during its write must be
 // enqueued.
 func (w Writer) held(obj client.Object, enqueue bool) {
@@ -199,15 +186,28 @@ func (w Writer) held(obj client.Object, enqueue bool) {
 	}
 }
 
+// Behind reports whether obj, as the cache shows it, is older than this
+// controller's last status write (the version it replaced, or one before the
+// version it made): the cache has not caught up with that write yet. Any
+// other version forgets the write.
+func (w Writer) Behind(obj client.Object) bool { return w.behind(obj, false) }
+
 // Await is Behind for a caller that, finding the cache behind, leaves obj
 // for the write's own watch event to bring back: that event is then no echo
 // (Echo).
-func (w Writer) Await(obj client.Object) bool {
+func (w Writer) Await(obj client.Object) bool { return w.behind(obj, true) }
+
+func (w Writer) behind(obj client.Object, await bool) bool {
 	gvk, err := w.kind(obj)
 	if err != nil {
 		return false
 	}
-	_, behind := written.Await(keyOf(w.FieldManager, gvk, obj), obj.GetResourceVersion())
+	key := keyOf(w.FieldManager, gvk, obj)
+	if await {
+		_, behind := written.Await(key, obj.GetResourceVersion())
+		return behind
+	}
+	_, behind := written.Behind(key, obj.GetResourceVersion())
 	return behind
 }
 
