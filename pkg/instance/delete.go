@@ -95,7 +95,7 @@ func (r *Reconciler) removeFinalizers(ctx context.Context, inst client.Object, f
 		return err
 	}
 	req := dynamicwatch.Request{GVK: inst.GetObjectKind().GroupVersionKind(), NamespacedName: client.ObjectKeyFromObject(inst)}
-	r.finalized.Store(req, rv)
+	r.finalized.Wrote(req, rv, "", struct{}{})
 	return nil
 }
 
@@ -104,15 +104,8 @@ func (r *Reconciler) removeFinalizers(ctx context.Context, inst client.Object, f
 // go yet. Any other version ends the wait (an instance whose patch failed
 // against a newer version is reconciled afresh).
 func (r *Reconciler) behindFinalized(req dynamicwatch.Request, inst client.Object) bool {
-	rv, ok := r.finalized.Load(req)
-	if !ok {
-		return false
-	}
-	if rv == inst.GetResourceVersion() {
-		return true
-	}
-	r.finalized.CompareAndDelete(req, rv)
-	return false
+	_, behind := r.finalized.Behind(req, inst.GetResourceVersion())
+	return behind
 }
 
 // rememberDeleted is the instance watch's Deleted hook: it keeps the uid of

@@ -79,10 +79,9 @@ type Reconciler struct {
 	// (collectTarget).
 	deleted sync.Map
 	// finalized holds, for each instance whose finalizers this controller
-	// removed, the version it removed them from (dynamicwatch.Request to
-	// resourceVersion), until the cache shows another version or none
-	// (behindFinalized).
-	finalized sync.Map
+	// removed, the version it removed them from, until the cache shows
+	// another version or none (behindFinalized).
+	finalized ownwrite.Writes[dynamicwatch.Request, struct{}]
 	// targetWrites holds this controller's writes of backing objects being
 	// sent, and the last of each until its watch event shows it
 	// (writingTarget, wroteTarget, targetEcho).
@@ -116,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 				return ctrl.Result{}, err
 			}
 			r.deleted.Delete(req)
-			r.finalized.Delete(req)
+			r.finalized.Forget(req)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err

@@ -100,7 +100,7 @@ func (r *Reconciler) reconcileReleased(ctx context.Context, req dynamicwatch.Req
 	inst.SetGroupVersionKind(req.GVK)
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.finalized.Delete(req)
+			r.finalized.Forget(req)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
