@@ -52,7 +52,7 @@ e2e-kind: ## The same chainsaw suite on a kind cluster with the controllers' ima
 
 .PHONY: test
 test: ## Everything CI runs: unit tests, generated-code verification, the e2e suite; ends with the counts.
-	@mkdir -p $(REPORTS); rm -f $(REPORTS)/* $(CACHE)/chainsaw-report*.json
+	@mkdir -p $(REPORTS); rm -f $(REPORTS)/* $(CACHE)/chainsaw-report*.json $(CACHE)/chainsaw-report*.status
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \
 	$(MAKE) --no-print-directory verify && echo pass > $(REPORTS)/verify.status || { echo fail > $(REPORTS)/verify.status; status=1; }; \

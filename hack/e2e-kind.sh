@@ -61,8 +61,7 @@ install() {
 
 run() { # run REPORT DIR...
   local report=$1; shift
-  chainsaw test --no-color --config "${SUITE}/.chainsaw.yaml" \
-    --report-format JSON --report-path "${CACHE}" --report-name "${report}" "$@"
+  chainsaw_run "${CACHE}" "${report}" --config "${SUITE}/.chainsaw.yaml" "$@"
 }
 
 # without_envoy_gateway DIR...: sets `kept` to the DIRs whose scenarios need

@@ -112,7 +112,7 @@ run() {
   # A fresh state directory; with E2E_DIR the reports land there too, and
   # the reports of this invocation's earlier runs stay.
   mkdir -p "${E2E}"
-  find "${E2E}" -mindepth 1 -maxdepth 1 ! -name 'chainsaw-report*.json' -exec rm -rf {} +
+  find "${E2E}" -mindepth 1 -maxdepth 1 ! -name 'chainsaw-report*.json' ! -name 'chainsaw-report*.status' -exec rm -rf {} +
   # run is called as `run ... || status=$?`, where bash ignores set -e: each
   # setup step is checked, so a policy the API server refuses fails the run.
   local failed=""
@@ -140,6 +140,7 @@ run() {
   fi
   if [[ -n "${failed}" ]]; then
     log "${failed}: ${report} not run"
+    chainsaw_not_run "${REPORTS_DIR}" "${report}" "${failed}"
     "${ROOT}/hack/envoy-gateway.sh" stop "${E2E}" || true
     [[ -z "${eg}" ]] || exec 8>&-
     "${ROOT}/hack/controllers.sh" stop "${E2E}" || true
@@ -153,9 +154,7 @@ run() {
   # chainsaw and the kubectl in test scripts read KUBECONFIG; the catch
   # blocks read controller logs from COZY_LOG_DIR.
   KUBECONFIG="${E2E}/kubeconfig" COZY_LOG_DIR="${E2E}" \
-    chainsaw test --no-color --config "${SUITE}/.chainsaw.yaml" \
-    --report-format JSON --report-path "${REPORTS_DIR}" --report-name "${report}" \
-    "$@" || status=$?
+    chainsaw_run "${REPORTS_DIR}" "${report}" --config "${SUITE}/.chainsaw.yaml" "$@" || status=$?
   if [[ ${status} -ne 0 ]]; then
     local f
     for f in "${E2E}"/*.log; do
@@ -206,7 +205,7 @@ stock_pass() {
   )
 }
 
-rm -f "${REPORTS_DIR}"/chainsaw-report*.json
+rm -f "${REPORTS_DIR}"/chainsaw-report*.json "${REPORTS_DIR}"/chainsaw-report*.status
 status=0
 if [[ "${1:-}" == --stock-identities ]]; then
   stock_pass || status=$?

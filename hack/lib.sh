@@ -38,3 +38,27 @@ suite_split() {
     if [[ -f "${d}/.controllers" ]]; then single+=("${d}"); else shared+=("${d}"); fi
   done
 }
+
+# chainsaw_run DIR REPORT ARGS...: `chainsaw test ARGS...` with its JSON
+# report in DIR/REPORT.json, and the run's outcome in DIR/REPORT.status: the
+# exit code on the first line, then the lines of chainsaw's output that name
+# a failure. chainsaw's report is written as each test's steps end, so a
+# failure after them (the test namespace's deletion timing out in cleanup)
+# fails the run but not the report: the status file keeps it, and
+# hack/tools/testsum counts it.
+chainsaw_run() {
+  local dir=$1 report=$2; shift 2
+  local out status=0
+  out=$(mktemp)
+  chainsaw test --no-color --report-format JSON --report-path "${dir}" --report-name "${report}" "$@" 2>&1 |
+    tee "${out}" || status=${PIPESTATUS[0]}
+  { echo "${status}"; grep -E -e '--- FAIL|^Done with|^Error: ' "${out}" || true; } > "${dir}/${report}.status"
+  rm -f "${out}"
+  return "${status}"
+}
+
+# chainsaw_not_run DIR REPORT WHY: records in DIR/REPORT.status that the
+# run REPORT could not start, and why.
+chainsaw_not_run() {
+  printf '1\nnot run: %s\n' "$3" > "$1/$2.status"
+}

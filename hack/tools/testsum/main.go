@@ -9,7 +9,8 @@
 //	testsum summary REPORTS CHAINSAW.json  the closing table of `make test`
 //
 // A missing or unreadable report counts as a failure: a suite that did not
-// run has not passed.
+// run has not passed. So does a chainsaw run whose status file (written by
+// chainsaw_run in hack/lib.sh beside its report) shows a non-zero exit.
 package main
 
 import (
@@ -181,19 +182,10 @@ func summary(reports string, chainsaw []string) int {
 		fmt.Println(line("generated code (verify)", counts{pass: 1}))
 		total.pass++
 	}
-	for _, path := range chainsaw {
-		c, failed, err := chainsawTests(path)
-		label := e2eLabel(path)
-		if err != nil {
-			fmt.Println(line(label, counts{fail: 1}))
-			failures = append(failures, "e2e: "+err.Error())
-			total.fail++
-			continue
-		}
-		fmt.Println(line(label, c))
-		for _, f := range failed {
-			failures = append(failures, "e2e "+f)
-		}
+	for _, path := range e2eRuns(chainsaw) {
+		c, failed := e2eRun(path)
+		fmt.Println(line(e2eLabel(path), c))
+		failures = append(failures, failed...)
 		total.add(c)
 	}
 	if len(failures) > 0 {
@@ -209,6 +201,84 @@ func summary(reports string, chainsaw []string) int {
 		return 1
 	}
 	return 0
+}
+
+// e2eRuns is the chainsaw runs to sum up: each report given (one that does
+// not exist included: a run that wrote none has not passed), and each run
+// whose status file (chainsaw_run in hack/lib.sh) lies beside them with no
+// report, such as one whose control plane did not start.
+func e2eRuns(reports []string) []string {
+	runs := append([]string(nil), reports...)
+	seen := map[string]bool{}
+	for _, r := range reports {
+		seen[r] = true
+	}
+	dirs := map[string]bool{}
+	for _, r := range reports {
+		dir := filepath.Dir(r)
+		if dirs[dir] {
+			continue
+		}
+		dirs[dir] = true
+		statuses, _ := filepath.Glob(filepath.Join(dir, "chainsaw-report*.status"))
+		for _, st := range statuses {
+			if r := strings.TrimSuffix(st, ".status") + ".json"; !seen[r] {
+				seen[r] = true
+				runs = append(runs, r)
+			}
+		}
+	}
+	sort.Strings(runs)
+	return runs
+}
+
+// e2eRun reads one chainsaw run: its report's counts and failures, and its
+// status file beside it (REPORT.status: chainsaw's exit code, then the lines
+// naming what failed). chainsaw's report is written as each test's steps
+// end, so a run can fail after them (a test namespace's deletion timing out
+// in cleanup) with a report in which every test passed: such a run counts
+// one failure more, named by the status file's lines.
+func e2eRun(report string) (counts, []string) {
+	label := e2eLabel(report)
+	code, why, hasStatus := runStatus(strings.TrimSuffix(report, ".json") + ".status")
+	c, failed, err := chainsawTests(report)
+	if err != nil {
+		msg := "e2e: " + err.Error()
+		if hasStatus && code != 0 {
+			msg = fmt.Sprintf("%s: chainsaw exited %d: %s", label, code, strings.Join(why, "; "))
+		}
+		return counts{fail: 1}, []string{msg}
+	}
+	var failures []string
+	for _, f := range failed {
+		failures = append(failures, "e2e "+f)
+	}
+	if hasStatus && code != 0 && c.fail == 0 {
+		c.fail++
+		failures = append(failures, fmt.Sprintf("%s: chainsaw exited %d though its report lists no failed test (a failure after a test's steps, such as its namespace's cleanup): %s",
+			label, code, strings.Join(why, "; ")))
+	}
+	return c, failures
+}
+
+// runStatus reads a status file chainsaw_run wrote: the exit code, and the
+// lines after it. ok is false when there is none (an older run, or one
+// started by hand).
+func runStatus(path string) (code int, why []string, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, nil, false
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if _, err := fmt.Sscanf(lines[0], "%d", &code); err != nil {
+		return 1, append([]string{"unreadable status file " + path}, lines...), true
+	}
+	for _, l := range lines[1:] {
+		if l = strings.TrimSpace(l); l != "" {
+			why = append(why, l)
+		}
+	}
+	return code, why, true
 }
 
 // e2eLabel names a chainsaw report in the summary by what its file name adds
