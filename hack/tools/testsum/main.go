@@ -208,24 +208,21 @@ func summary(reports string, chainsaw []string) int {
 // whose status file (chainsaw_run in hack/lib.sh) lies beside them with no
 // report, such as one whose control plane did not start.
 func e2eRuns(reports []string) []string {
-	runs := append([]string(nil), reports...)
+	var runs []string
 	seen := map[string]bool{}
-	for _, r := range reports {
-		seen[r] = true
-	}
-	dirs := map[string]bool{}
-	for _, r := range reports {
-		dir := filepath.Dir(r)
-		if dirs[dir] {
-			continue
+	add := func(run string) {
+		if !seen[run] {
+			seen[run] = true
+			runs = append(runs, run)
 		}
-		dirs[dir] = true
-		statuses, _ := filepath.Glob(filepath.Join(dir, "chainsaw-report*.status"))
+	}
+	for _, r := range reports {
+		add(r)
+	}
+	for _, r := range reports {
+		statuses, _ := filepath.Glob(filepath.Join(filepath.Dir(r), "chainsaw-report*.status"))
 		for _, st := range statuses {
-			if r := strings.TrimSuffix(st, ".status") + ".json"; !seen[r] {
-				seen[r] = true
-				runs = append(runs, r)
-			}
+			add(strings.TrimSuffix(st, ".status") + ".json")
 		}
 	}
 	sort.Strings(runs)
