@@ -278,13 +278,14 @@ func readStatus(inst *unstructured.Unstructured) (*appsv1alpha1.ApplicationStatu
 // conditions (appsv1alpha1.ApplicationStatus): the backend owns them all.
 var statusFields = statusapply.FieldsOf(appsv1alpha1.ApplicationStatus{})
 
-// statusWriter applies instances' status as the controller's field manager
-// (pkg/statusapply), at the version the status was decided on.
+// statusWriter writes instances' status as the controller's field manager
+// (pkg/statusapply): a merge patch of what changed, since the backend owns
+// the whole status, at the version the status was decided on.
 func (r *Reconciler) statusWriter() statusapply.Writer {
-	return statusapply.Writer{Client: r.Client, FieldManager: r.Name, Precondition: true, Held: r.enqueueInstance}
+	return statusapply.Writer{Client: r.Client, FieldManager: r.Name, Precondition: true, Patch: true, Held: r.enqueueInstance}
 }
 
-// writeStatus applies the status when it changed: the backend owns all of
+// writeStatus writes the status when it changed: the backend owns all of
 // it. The instance changed since it was read: a Conflict, read again.
 func (r *Reconciler) writeStatus(ctx context.Context, inst *unstructured.Unstructured, status *appsv1alpha1.ApplicationStatus) error {
 	fields, err := statusapply.ToFields(status, statusFields...)

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -150,6 +151,35 @@ func TestMetadataAnswers(t *testing.T) {
 	}
 	if m := managers(got); m != "maker/Update/ reporter/Update/status " {
 		t.Errorf("managed fields after the status update: %q", m)
+	}
+
+	// A status merge patch, at the version read.
+	patched := gadget("one")
+	delete(patched.Object, "spec")
+	read := u.GetResourceVersion()
+	body := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"status":{"phase":"Done"}}`, read)
+	if err := c.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, []byte(body)), client.FieldOwner("patcher")); err != nil {
+		t.Fatal(err)
+	}
+	got = stored("one")
+	if phase, _, _ := unstructured.NestedString(got.Object, "status", "phase"); phase != "Done" {
+		t.Errorf("status after the patch: %v", got.Object["status"])
+	}
+	if patched.GetResourceVersion() == read || patched.GetResourceVersion() != got.GetResourceVersion() || patched.GetUID() != got.GetUID() {
+		t.Errorf("after the status patch the object carries rv %q uid %q; the server holds %q %q", patched.GetResourceVersion(), patched.GetUID(),
+			got.GetResourceVersion(), got.GetUID())
+	}
+	if _, found := patched.Object["spec"]; found {
+		t.Errorf("the patch's answer was read back: %v", patched.Object)
+	}
+	if m := managers(got); m != "maker/Update/ patcher/Update/status reporter/Update/status " {
+		t.Errorf("managed fields after the status patch: %q", m)
+	}
+	if err := c.Status().Patch(ctx, gadget("one"), client.RawPatch(types.MergePatchType, []byte(body))); !apierrors.IsConflict(err) {
+		t.Errorf("a status patch at a stale version: %v, want Conflict", err)
+	}
+	if err := c.Status().Patch(ctx, gadget("absent"), client.RawPatch(types.MergePatchType, []byte(`{"status":{"phase":"x"}}`))); !apierrors.IsNotFound(err) {
+		t.Errorf("a status patch of an absent object: %v, want NotFound", err)
 	}
 
 	stale := got.DeepCopy()

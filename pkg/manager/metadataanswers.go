@@ -35,12 +35,12 @@ import (
 const metadataAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1," +
 	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
-// MetadataAnswers wraps c so that a create or a status update of an
-// unstructured object asks the API server to answer with the object's
-// metadata alone. The object then keeps what was sent, with the server's
-// uid, resourceVersion, generation and creationTimestamp; fields the server
-// filled in or kept (defaults, a new object's status, the stored spec on a
-// status update, managedFields) are not read back. Errors are the API
+// MetadataAnswers wraps c so that a create, a status update or a status
+// patch of an unstructured object asks the API server to answer with the
+// object's metadata alone. The object then keeps what was sent, with the
+// server's uid, resourceVersion, generation and creationTimestamp; fields
+// the server filled in or kept (defaults, a new object's status, the stored
+// spec on a status write, managedFields) are not read back. Errors are the API
 // server's, as from c. Typed objects and every other call go to c.
 func MetadataAnswers(c client.Client, cfg *rest.Config, httpClient *http.Client) (client.Client, error) {
 	if httpClient == nil {
@@ -102,6 +102,26 @@ func (w statusAnswers) Update(ctx context.Context, obj client.Object, opts ...cl
 	return w.c.send(ctx, req, u)
 }
 
+// Patch sends a patch of an unstructured object's status; u then carries
+// the server's metadata of the object as patched, and nothing else of it.
+func (w statusAnswers) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	}
+	path, err := w.c.path(u, true)
+	if err != nil {
+		return err
+	}
+	body, err := patch.Data(obj)
+	if err != nil {
+		return err
+	}
+	o := (&client.SubResourcePatchOptions{}).ApplyOptions(opts).AsPatchOptions()
+	req := w.c.rest.Patch(patch.Type()).AbsPath(path...).SpecificallyVersionedParams(o, metav1.ParameterCodec, metav1.SchemeGroupVersion)
+	return w.c.sendBody(ctx, req, body, u)
+}
+
 // send sends u as the request's body and copies the server-assigned
 // metadata of the answer into u.
 func (c *metadataAnswers) send(ctx context.Context, req *rest.Request, u *unstructured.Unstructured) error {
@@ -109,6 +129,12 @@ func (c *metadataAnswers) send(ctx context.Context, req *rest.Request, u *unstru
 	if err != nil {
 		return err
 	}
+	return c.sendBody(ctx, req, body, u)
+}
+
+// sendBody sends body and copies the server-assigned metadata of the
+// answer into u.
+func (c *metadataAnswers) sendBody(ctx context.Context, req *rest.Request, body []byte, u *unstructured.Unstructured) error {
 	var answer metav1.PartialObjectMetadata
 	if err := req.SetHeader("Accept", metadataAccept).Body(body).Do(ctx).Into(&answer); err != nil {
 		return err

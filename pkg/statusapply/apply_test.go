@@ -2,9 +2,12 @@ package statusapply
 
 import (
 	"context"
+	"os"
+	"sync"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -13,11 +16,46 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
 
-// TestWriter runs a Writer against a real API server: it writes only what
-// changed, tells each write's transitions, takes the status over from a
-// former writer of full updates, so that a condition it no longer applies
-// goes, and then writes nothing.
-func TestWriter(t *testing.T) {
+// The package's tests share one API server serving Widgets (a status
+// subresource whose conditions are a list keyed by type).
+var (
+	widgetEnv     *testenv.Env
+	widgetEnvErr  error
+	widgetEnvOnce sync.Once
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if widgetEnv != nil {
+		_ = widgetEnv.Stop()
+	}
+	os.Exit(code)
+}
+
+// widget returns a client of the shared API server and a Widget of that
+// name created in it.
+func widget(t *testing.T, name string) (client.Client, *unstructured.Unstructured) {
+	t.Helper()
+	widgetEnvOnce.Do(func() { widgetEnv, widgetEnvErr = startWidgets() })
+	if widgetEnvErr != nil {
+		t.Fatal(widgetEnvErr)
+	}
+	c, err := client.New(widgetEnv.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &unstructured.Unstructured{}
+	w.SetAPIVersion("example.com/v1")
+	w.SetKind("Widget")
+	w.SetNamespace("default")
+	w.SetName(name)
+	if err := c.Create(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	return c, w
+}
+
+func startWidgets() (*testenv.Env, error) {
 	preserve := true
 	schema := &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
 		"spec": {Type: "object", XPreserveUnknownFields: &preserve},
@@ -28,25 +66,17 @@ func TestWriter(t *testing.T) {
 					Properties: map[string]apiextensionsv1.JSONSchemaProps{"type": {Type: "string"}}}}},
 		}},
 	}}
-	env, err := testenv.Start(testenv.NamespacedCRD("example.com", "v1",
+	return testenv.Start(testenv.NamespacedCRD("example.com", "v1",
 		apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"}, schema, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(env.Config, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// TestWriter runs a Writer against a real API server: it writes only what
+// changed, tells each write's transitions, takes the status over from a
+// former writer of full updates, so that a condition it no longer applies
+// goes, and then writes nothing.
+func TestWriter(t *testing.T) {
+	c, w := widget(t, "w")
 	ctx := context.Background()
-	w := &unstructured.Unstructured{}
-	w.SetAPIVersion("example.com/v1")
-	w.SetKind("Widget")
-	w.SetNamespace("default")
-	w.SetName("w")
-	if err := c.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
 	get := func() *unstructured.Unstructured {
 		t.Helper()
 		u := &unstructured.Unstructured{}
@@ -201,5 +231,83 @@ func TestWriter(t *testing.T) {
 	}
 	if sw.Echo(w.GroupVersionKind(), get()) {
 		t.Error("the same event again, the write forgotten: taken for an echo")
+	}
+}
+
+// TestWriterPatch runs a Writer that writes the whole status as merge
+// patches against a real API server: one write removes what a former writer
+// of full updates left and the part leaves out, a field the part does not
+// own stays, the patch carries only what changed, a status decided on a
+// version changed since is refused, and a settled status is not written.
+func TestWriterPatch(t *testing.T) {
+	c, w := widget(t, "patched")
+	ctx := context.Background()
+	get := func() *unstructured.Unstructured {
+		t.Helper()
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(w.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(w), u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	old := get()
+	old.Object["status"] = map[string]any{"version": "1", "namespace": "gone", "note": "someone else's", "conditions": []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "Failed", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+		map[string]any{"type": "Stalled", "status": "True", "reason": "Failed", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"}}}
+	if err := c.Status().Update(ctx, old, client.FieldOwner("former")); err != nil {
+		t.Fatal(err)
+	}
+
+	var told int
+	sw := Writer{Client: c, FieldManager: "ctl", Patch: true, Changed: func(client.Object, []metav1.Condition, []metav1.Condition) { told++ }}
+	ready := []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Done", Message: "m", LastTransitionTime: metav1.Now()}}
+	part := Part{Conditions: ready, AllConditions: true, Fields: map[string]any{"version": "2", "namespace": nil}}
+	write := func(u *unstructured.Unstructured) (bool, error) {
+		t.Helper()
+		return sw.Write(ctx, u, Of(u), part)
+	}
+
+	before := get()
+	if wrote, err := write(before); err != nil || !wrote {
+		t.Fatalf("first write: wrote %v, %v", wrote, err)
+	}
+	live := get()
+	if got := Conditions(Of(live)); len(got) != 1 || got[0].Type != "Ready" || got[0].Status != metav1.ConditionTrue {
+		t.Errorf("conditions %+v: want Ready=True alone, in one write", got)
+	}
+	st := Of(live)
+	if st["version"] != "2" || st["namespace"] != nil || st["note"] != "someone else's" {
+		t.Errorf("status %v: want version 2, no namespace, and the field the part does not own kept", st)
+	}
+	if !sw.Behind(before) {
+		t.Error("the cache would still show the version the write replaced: want behind")
+	}
+	if wrote, err := write(live); err != nil || wrote {
+		t.Errorf("settled: wrote %v, %v", wrote, err)
+	}
+	if told != 1 {
+		t.Errorf("told %d writes, want 1", told)
+	}
+
+	// What changes is all the patch carries; a status decided on a version
+	// someone changed since is refused.
+	part = Part{Conditions: ready, AllConditions: true, Fields: map[string]any{"version": "3", "namespace": nil}}
+	if diff, err := PatchOf(Of(live), part); err != nil || len(diff) != 1 || diff["version"] != "3" {
+		t.Errorf("PatchOf = %v, %v: want the version alone", diff, err)
+	}
+	moved := live.DeepCopy()
+	unstructured.SetNestedField(moved.Object, "moved", "status", "note")
+	if err := c.Status().Update(ctx, moved, client.FieldOwner("someone")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := write(live); !apierrors.IsConflict(err) {
+		t.Errorf("a write over a version changed since: %v, want a Conflict", err)
+	}
+	if wrote, err := write(get()); err != nil || !wrote {
+		t.Fatalf("a write over the current version: wrote %v, %v", wrote, err)
+	}
+	if st := Of(get()); st["version"] != "3" || st["note"] != "moved" {
+		t.Errorf("status %v: want version 3 and the other writer's note", st)
 	}
 }

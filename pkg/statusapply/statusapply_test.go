@@ -2,6 +2,7 @@ package statusapply
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -94,4 +95,87 @@ func TestToFields(t *testing.T) {
 	if _, ok := got["count"]; !ok {
 		t.Errorf("count is owned: it must be present (nil)")
 	}
+}
+
+func TestPatchOf(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ready := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Done", Message: "ok", ObservedGeneration: 2, LastTransitionTime: at}
+	waiting := metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Waiting", Message: "not yet", ObservedGeneration: 2, LastTransitionTime: at}
+	readyMap := map[string]any{"type": "Ready", "status": "True", "reason": "Done", "message": "ok", "observedGeneration": int64(2),
+		"lastTransitionTime": "2026-01-01T00:00:00Z"}
+	live := map[string]any{
+		"conditions":         []any{readyMap},
+		"observedGeneration": int64(2),
+		"version":            "1.0",
+		"backend":            map[string]any{"kind": "HelmRelease", "name": "a", "namespace": "t"},
+		"notOwned":           "kept",
+		"outputs":            []any{},
+	}
+	for _, tc := range []struct {
+		name   string
+		status map[string]any
+		part   Part
+		want   string
+	}{
+		{"nothing differs", live, Part{Conditions: []metav1.Condition{ready}, AllConditions: true,
+			Fields: map[string]any{"observedGeneration": int64(2), "version": "1.0", "outputs": nil,
+				"backend": map[string]any{"kind": "HelmRelease", "name": "a", "namespace": "t"}}}, `{}`},
+		{"a condition changed: the list whole, nothing else", live, Part{Conditions: []metav1.Condition{waiting}, AllConditions: true,
+			Fields: map[string]any{"observedGeneration": int64(2), "version": "1.0"}},
+			`{"conditions":[{"lastTransitionTime":"2026-01-01T00:00:00Z","message":"not yet","observedGeneration":2,"reason":"Waiting","status":"False","type":"Ready"}]}`},
+		{"a field left out is nulled, an empty one is not written", live, Part{Conditions: []metav1.Condition{ready}, AllConditions: true,
+			Fields: map[string]any{"version": nil, "outputs": []any{}, "url": ""}}, `{"version":null}`},
+		{"a map key by key", live, Part{Conditions: []metav1.Condition{ready}, AllConditions: true,
+			Fields: map[string]any{"backend": map[string]any{"kind": "HelmRelease", "name": "b"}}}, `{"backend":{"name":"b","namespace":null}}`},
+		{"no status yet", nil, Part{Conditions: []metav1.Condition{ready}, AllConditions: true,
+			Fields: map[string]any{"observedGeneration": int64(2), "version": nil}},
+			`{"conditions":[{"lastTransitionTime":"2026-01-01T00:00:00Z","message":"ok","observedGeneration":2,"reason":"Done","status":"True","type":"Ready"}],"observedGeneration":2}`},
+		{"every condition gone", live, Part{AllConditions: true}, `{"conditions":null}`},
+		{"a field no longer a map", live, Part{Conditions: []metav1.Condition{ready}, AllConditions: true,
+			Fields: map[string]any{"backend": "none"}}, `{"backend":"none"}`},
+		{"a field that becomes a map", live, Part{Conditions: []metav1.Condition{ready}, AllConditions: true,
+			Fields: map[string]any{"version": map[string]any{"chart": "1.0"}}}, `{"version":{"chart":"1.0"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PatchOf(tc.status, tc.part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(got)
+			if string(b) != tc.want {
+				t.Errorf("PatchOf = %s, want %s", b, tc.want)
+			}
+			// Applied to the status, the patch gives what the part says.
+			if tc.status == nil {
+				return
+			}
+			patched := mergeInto(tc.status, got)
+			if !UpToDate(Conditions(patched), patched, tc.part) {
+				t.Errorf("the status patched is not up to date with the part: %v", patched)
+			}
+			if patched["notOwned"] != "kept" {
+				t.Errorf("a field the part does not own was touched: %v", patched)
+			}
+		})
+	}
+}
+
+// mergeInto applies a JSON merge patch (RFC 7386) to a copy of doc.
+func mergeInto(doc, patch map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range doc {
+		out[k] = v
+	}
+	for k, p := range patch {
+		switch pv := p.(type) {
+		case nil:
+			delete(out, k)
+		case map[string]any:
+			d, _ := out[k].(map[string]any)
+			out[k] = mergeInto(d, pv)
+		default:
+			out[k] = pv
+		}
+	}
+	return out
 }

@@ -60,6 +60,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -559,16 +560,16 @@ func direct(ctx context.Context, c client.Client, label string) {
 			Backend: &appsv1alpha1.BackendStatus{Type: "Helm", APIVersion: helmv2.GroupVersion.String(), Kind: "HelmRelease", Name: hr.Name},
 		})
 		measure.Check(err)
-		// As the controller writes it: a server-side apply of the status
-		// at the version read (pkg/statusapply).
-		applied := &unstructured.Unstructured{Object: map[string]any{"status": st}}
-		applied.SetGroupVersionKind(benchGVK)
-		applied.SetNamespace(directNS)
-		applied.SetName(name)
-		applied.SetResourceVersion(inst.GetResourceVersion())
-		measure.Check(bc.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
-			client.FieldOwner("cozystack-helm"), client.ForceOwnership))
-		inst.SetResourceVersion(applied.GetResourceVersion())
+		// As the controller writes it: a merge patch of the status at the
+		// version read (pkg/statusapply, Writer.Patch).
+		body, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": inst.GetResourceVersion()}, "status": st})
+		measure.Check(err)
+		patched := &unstructured.Unstructured{}
+		patched.SetGroupVersionKind(benchGVK)
+		patched.SetNamespace(directNS)
+		patched.SetName(name)
+		measure.Check(bc.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body), client.FieldOwner("cozystack-helm")))
+		inst.SetResourceVersion(patched.GetResourceVersion())
 		_, err = events.EventsV1().Events(directNS).Create(ctx, &eventsv1.Event{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", name, time.Now().UnixNano()), Namespace: directNS},
 			EventTime:  metav1.NowMicro(), Type: "Normal", Reason: "Created", Action: "Apply",
