@@ -353,11 +353,13 @@ func (r *Reconciler) targetEcho(o client.Object) bool {
 }
 
 // observeTarget is told of every event of a backing object: once the cache
-// holds an object, it is read from there, not from the API server (see
-// uncached); once it is gone, its writes are forgotten.
+// holds an object, or has seen it go, it is read from there, not from the
+// API server (see uncached); once it is gone, its writes are forgotten.
 func (r *Reconciler) observeTarget(old, o client.Object) {
 	if o == nil {
-		r.targetWrites.Forget(client.ObjectKeyFromObject(old))
+		key := client.ObjectKeyFromObject(old)
+		r.targetWrites.Forget(key)
+		r.uncached.Delete(key)
 		return
 	}
 	r.uncached.Delete(client.ObjectKeyFromObject(o))

@@ -323,6 +323,36 @@ spec:
 		return got
 	}
 
+	t.Run("a backing object deleted by someone else is made again with no read", func(t *testing.T) {
+		// Settled: every backing object is in the cache, and none is
+		// remembered as missing from it (uncached).
+		left := 0
+		r.uncached.Range(func(any, any) bool { left++; return true })
+		if left != 0 {
+			t.Errorf("%d backing objects remembered as not cached yet after every one was seen, want none", left)
+		}
+		reads.take()
+		gone := &corev1.ConfigMap{}
+		must(c.Get(ctx, types.NamespacedName{Namespace: backend.TargetNamespace(tenants[0]), Name: "z-" + instances[0].GetName()}, gone))
+		must(c.Delete(ctx, gone))
+		eventually(t, "the backing object made again", func() error {
+			again := &corev1.ConfigMap{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(gone), again); err != nil {
+				return err
+			}
+			if again.UID == gone.UID {
+				return fmt.Errorf("not deleted yet")
+			}
+			return nil
+		})
+		testenv.Settled(t, 20*time.Second, time.Second, func() int { return reconciles(t, "cozystack-requests-test") })
+		got := reads.take()
+		t.Logf("reads while a deleted backing object was made again: %s", sorted(got))
+		if got["get configmaps"]+got["list configmaps"] != 0 {
+			t.Fatalf("reads of backing objects: %v, want none: the cache saw it go", sorted(got))
+		}
+	})
+
 	t.Run("a definition change reaches every backing object with no read of the API server but the one hand-over", func(t *testing.T) {
 		// The first apply to an object made by a plain create hands the
 		// create's fields to the apply entry, reading them from the API

@@ -165,14 +165,26 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 		// server refuses the apply and we decide again on a fresh read.
 		opts = append(opts, ssa.IfUnchanged())
 	}
+	key := client.ObjectKeyFromObject(desired)
+	if live == nil {
+		// A create: until the cache holds the object, it is read from the
+		// API server (the status written below triggers a reconcile that
+		// may come first). Remembered before the create is sent, since the
+		// object's watch event, which forgets it (observeTarget), may come
+		// before the answer.
+		r.uncached.Store(key, struct{}{})
+	}
 	r.writingTarget(desired)
 	res, err := r.applier.Apply(ctx, desired, live, opts...)
 	r.wroteTarget(desired, live, err == nil && res != ssa.Unchanged)
 	if err != nil {
-		if key := client.ObjectKeyFromObject(desired); live == nil && apierrors.IsAlreadyExists(err) {
-			if _, seen := r.uncached.LoadOrStore(key, struct{}{}); !seen {
-				return errExists
-			}
+		if live == nil && apierrors.IsAlreadyExists(err) {
+			// Not in the cache, yet there: decide again on what the
+			// API server holds (it stays remembered as uncached).
+			return errExists
+		}
+		if live == nil {
+			r.uncached.Delete(key) // nothing was created
 		}
 		if apierrors.IsConflict(err) {
 			// The object moved on since it was read (a label that follows
@@ -216,10 +228,6 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 	}
 	switch res {
 	case ssa.Created:
-		// The cache may not hold it when the next reconcile comes (the
-		// status written below triggers one): that one reads it uncached
-		// rather than try a create again.
-		r.uncached.Store(client.ObjectKeyFromObject(desired), struct{}{})
 		r.events().Normal(inst, nil, appsv1alpha1.EventCreated, "Apply", fmt.Sprintf("created %s %s", kind, name))
 	case ssa.Updated:
 		r.recordUpdated(t, kind, name)
