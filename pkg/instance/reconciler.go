@@ -3,6 +3,7 @@ package instance
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -37,6 +38,52 @@ var errConflict = errors.New("the backing object changed while it was being writ
 // the instance's own namespace is being deleted, and the instance with it.
 var errNamespaceTerminating = errors.New("the instance's namespace is being deleted")
 
+// terminatingMemo is how long a create refused because its namespace is
+// being deleted keeps the creates of other instances there from being sent:
+// a namespace deletion takes seconds to remove a thousand instances, and a
+// namespace of that name made again meanwhile waits no longer than this.
+const terminatingMemo = 10 * time.Second
+
+// namespaceTerminatingError is errNamespaceTerminating for a create not
+// sent: retry is when to look at the instance again.
+type namespaceTerminatingError struct{ retry time.Duration }
+
+func (e *namespaceTerminatingError) Error() string {
+	return errNamespaceTerminating.Error() + " (a create there was refused a moment ago)"
+}
+
+func (e *namespaceTerminatingError) Unwrap() error { return errNamespaceTerminating }
+
+// refusedTerminating remembers that a create in ns was refused because ns
+// is being deleted, and forgets the namespaces whose time has passed.
+func (r *Reconciler) refusedTerminating(ns string) {
+	now := time.Now()
+	r.terminating.Range(func(k, v any) bool {
+		if now.After(v.(time.Time)) {
+			r.terminating.CompareAndDelete(k, v)
+		}
+		return true
+	})
+	r.terminating.Store(ns, now.Add(terminatingMemo))
+}
+
+// namespaceTerminating returns a namespaceTerminatingError when a create in
+// ns was refused because ns is being deleted, less than terminatingMemo ago;
+// nil otherwise. The retry is spread over a second past that time, so that
+// the instances held do not all send their create at once.
+func (r *Reconciler) namespaceTerminating(ns string) error {
+	v, ok := r.terminating.Load(ns)
+	if !ok {
+		return nil
+	}
+	left := time.Until(v.(time.Time))
+	if left <= 0 {
+		r.terminating.CompareAndDelete(ns, v)
+		return nil
+	}
+	return &namespaceTerminatingError{retry: left + time.Duration(rand.Int64N(int64(time.Second)))}
+}
+
 const conflictRetry = 200 * time.Millisecond
 
 // Reconciler is the generic instance reconciler of one backend.
@@ -70,6 +117,11 @@ type Reconciler struct {
 	// and kinds watched only to release instances (Finalizer), by
 	// definition name: platform.go, releasing.go.
 	namespaces sync.Map
+	// terminating holds the tenant namespaces a create was refused in
+	// because they are being deleted, each until a time (time.Time): the
+	// creates of other instances there are not sent meanwhile
+	// (namespaceTerminating).
+	terminating sync.Map
 	// uncached holds the backing objects (by namespace/name) that exist but
 	// are not in the cache (someone else's, or just created): read from the
 	// API server until the cache holds them or they are gone.
@@ -144,8 +196,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	if errors.Is(rerr, errNamespaceTerminating) {
 		// The namespace's deletion removed the backing object before the
 		// instance: nothing can be created there, and nothing needs to be,
-		// since the instance goes next. No retry, no event, no status.
+		// since the instance goes next. No event, no status; no retry
+		// after a refused create. A create not sent because another was
+		// refused there a moment ago is looked at again once that stops
+		// standing, in case the namespace was made again since.
 		log.FromContext(ctx).V(1).Info("not creating the backing object again", "why", rerr.Error())
+		var skipped *namespaceTerminatingError
+		if errors.As(rerr, &skipped) {
+			return ctrl.Result{RequeueAfter: skipped.retry}, nil
+		}
 		return ctrl.Result{}, nil
 	}
 	r.summarize(def, inst, t.result, t.external, rerr, &status)

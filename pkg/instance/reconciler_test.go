@@ -552,38 +552,59 @@ spec:
 
 	t.Run("a backing object deleted with its namespace is not created again", func(t *testing.T) {
 		// No namespace controller runs here: a deleted namespace stays
-		// Terminating, and the test deletes the backing object itself, as
-		// that controller may before it deletes the instance.
+		// Terminating, and the test deletes the backing objects and then
+		// the instances itself, as that controller may.
 		const ns = "tenant-going"
 		must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-		w := newWidget("leaving", map[string]any{"size": int64(1)})
-		w.SetNamespace(ns)
-		must(c.Create(ctx, w))
-		cm := &unstructured.Unstructured{}
-		cm.SetGroupVersionKind(backend.TargetGVK())
-		eventually(t, "ConfigMap w-leaving", func() error {
-			return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "w-leaving"}, cm)
-		})
+		var leaving []*unstructured.Unstructured
+		var cms []*unstructured.Unstructured
+		for i := range 3 {
+			w := newWidget(fmt.Sprintf("leaving-%d", i), map[string]any{"size": int64(1)})
+			w.SetNamespace(ns)
+			must(c.Create(ctx, w))
+			cm := &unstructured.Unstructured{}
+			cm.SetGroupVersionKind(backend.TargetGVK())
+			eventually(t, "ConfigMap w-"+w.GetName(), func() error {
+				return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "w-" + w.GetName()}, cm)
+			})
+			leaving, cms = append(leaving, w), append(cms, cm)
+		}
 		before := int64(testenv.Settled(t, 30*time.Second, time.Second, func() int { return int(writes.Load()) }))
-		must(c.Get(ctx, client.ObjectKeyFromObject(w), w))
-		reconciled := reconciles(t, "cozystack-test")
+		for _, w := range leaving {
+			must(c.Get(ctx, client.ObjectKeyFromObject(w), w))
+		}
 		must(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-		must(c.Delete(ctx, cm))
-		testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
-			n := reconciles(t, "cozystack-test") - reconciled
-			return n >= 1, "no reconcile since the backing object was deleted", nil
-		})
-		// One create, refused: no retry, and no status written on an
-		// instance that goes with its namespace.
+		reconciledAfter := func(what string, n int, deleted ...*unstructured.Unstructured) {
+			t.Helper()
+			reconciled := reconciles(t, "cozystack-test")
+			for _, o := range deleted {
+				must(c.Delete(ctx, o))
+			}
+			testenv.Eventually(t, 30*time.Second, func() (bool, string, error) {
+				got := reconciles(t, "cozystack-test") - reconciled
+				return got >= n, fmt.Sprintf("%d reconciles since %s, want %d", got, what, n), nil
+			})
+		}
+		// The first instance's create is refused; the others', a moment
+		// later, are not sent.
+		reconciledAfter("the first backing object was deleted", 1, cms[0])
+		reconciledAfter("the others were deleted", 2, cms[1:]...)
+		// Nor is any status written on an instance that goes with its
+		// namespace.
+		for _, w := range leaving {
+			after := w.DeepCopy()
+			must(c.Get(ctx, client.ObjectKeyFromObject(w), after))
+			if after.GetResourceVersion() != w.GetResourceVersion() {
+				st, _ := readStatus(after)
+				t.Fatalf("instance %s was written (status %+v)", w.GetName(), st)
+			}
+		}
+		// The instances go, as the namespace controller deletes them: the
+		// ones held find nothing to do when they are looked at again.
+		reconciledAfter("the instances were deleted", 3, leaving...)
 		testenv.Settled(t, 30*time.Second, 3*time.Second, func() int { return int(writes.Load()) })
 		if n := writes.Load() - before; n != 1 {
-			t.Fatalf("%d writes after the backing object went with its namespace, want the one refused create", n)
-		}
-		after := w.DeepCopy()
-		must(c.Get(ctx, client.ObjectKeyFromObject(w), after))
-		if after.GetResourceVersion() != w.GetResourceVersion() {
-			st, _ := readStatus(after)
-			t.Fatalf("the instance was written (status %+v)", st)
+			t.Fatalf("%d writes after the backing objects went with their namespace, want the one refused create", n)
 		}
 	})
 }

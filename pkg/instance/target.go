@@ -166,6 +166,12 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 		opts = append(opts, ssa.IfUnchanged())
 	}
 	key := client.ObjectKeyFromObject(desired)
+	inTenant := desired.GetNamespace() == inst.GetNamespace()
+	if live == nil && inTenant {
+		if err := r.namespaceTerminating(inst.GetNamespace()); err != nil {
+			return err
+		}
+	}
 	if live == nil {
 		// A create: until the cache holds the object, it is read from the
 		// API server (the status written below triggers a reconcile that
@@ -191,7 +197,8 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 			// the live object, an adoption decided on that version).
 			return errConflict
 		}
-		if live == nil && desired.GetNamespace() == inst.GetNamespace() && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		if live == nil && inTenant && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			r.refusedTerminating(inst.GetNamespace())
 			return errNamespaceTerminating
 		}
 		err = r.Components.Placement.applyFailed(r, err, t.ns)
