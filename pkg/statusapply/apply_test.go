@@ -32,9 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// widget returns a client of the shared API server and a Widget of that
-// name created in it.
-func widget(t *testing.T, name string) (client.Client, *unstructured.Unstructured) {
+// widgetClient returns a client of the shared API server.
+func widgetClient(t testing.TB) client.Client {
 	t.Helper()
 	widgetEnvOnce.Do(func() { widgetEnv, widgetEnvErr = startWidgets() })
 	if widgetEnvErr != nil {
@@ -44,6 +43,14 @@ func widget(t *testing.T, name string) (client.Client, *unstructured.Unstructure
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// widget returns a client of the shared API server and a Widget of that
+// name created in it.
+func widget(t *testing.T, name string) (client.Client, *unstructured.Unstructured) {
+	t.Helper()
+	c := widgetClient(t)
 	w := &unstructured.Unstructured{}
 	w.SetAPIVersion("example.com/v1")
 	w.SetKind("Widget")
