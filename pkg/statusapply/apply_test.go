@@ -46,9 +46,9 @@ func widgetClient(t testing.TB) client.Client {
 	return c
 }
 
-// widget returns a client of the shared API server and a Widget of that
-// name created in it.
-func widget(t *testing.T, name string) (client.Client, *unstructured.Unstructured) {
+// widget returns a client of the shared API server, a Widget of that name
+// created in it, and a function that reads the Widget as it now is.
+func widget(t *testing.T, name string) (client.Client, *unstructured.Unstructured, func() *unstructured.Unstructured) {
 	t.Helper()
 	c := widgetClient(t)
 	w := &unstructured.Unstructured{}
@@ -59,7 +59,16 @@ func widget(t *testing.T, name string) (client.Client, *unstructured.Unstructure
 	if err := c.Create(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
-	return c, w
+	get := func() *unstructured.Unstructured {
+		t.Helper()
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(w.GroupVersionKind())
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(w), u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	return c, w, get
 }
 
 func startWidgets() (*testenv.Env, error) {
@@ -82,17 +91,8 @@ func startWidgets() (*testenv.Env, error) {
 // former writer of full updates, so that a condition it no longer applies
 // goes, and then writes nothing.
 func TestWriter(t *testing.T) {
-	c, w := widget(t, "w")
+	c, w, get := widget(t, "w")
 	ctx := context.Background()
-	get := func() *unstructured.Unstructured {
-		t.Helper()
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(w.GroupVersionKind())
-		if err := c.Get(ctx, client.ObjectKeyFromObject(w), u); err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
 	cond := func(typ string, status metav1.ConditionStatus, reason string) map[string]any {
 		return map[string]any{"type": typ, "status": string(status), "reason": reason, "message": "m",
 			"lastTransitionTime": "2026-01-01T00:00:00Z"}
@@ -247,17 +247,8 @@ func TestWriter(t *testing.T) {
 // own stays, the patch carries only what changed, a status decided on a
 // version changed since is refused, and a settled status is not written.
 func TestWriterPatch(t *testing.T) {
-	c, w := widget(t, "patched")
+	c, _, get := widget(t, "patched")
 	ctx := context.Background()
-	get := func() *unstructured.Unstructured {
-		t.Helper()
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(w.GroupVersionKind())
-		if err := c.Get(ctx, client.ObjectKeyFromObject(w), u); err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
 	old := get()
 	old.Object["status"] = map[string]any{"version": "1", "namespace": "gone", "note": "someone else's", "conditions": []any{
 		map[string]any{"type": "Ready", "status": "False", "reason": "Failed", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"},
