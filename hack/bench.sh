@@ -37,7 +37,9 @@
 # helm shards (--watch-label-selector) splitting N instances, and the gateway
 # controllers. BENCH_SETTINGS="defaults shards gateway" picks the parts;
 # "kro" (not among the defaults: it builds kro, and its two settings take
-# some 25 minutes at 2,000) adds the nearest peer at the first size.
+# some 25 minutes at 2,000) adds the nearest peer at the first size. The
+# Terraform delete likewise sends its requests alone before the terraform
+# controller starts (BENCH_DIRECT=0 skips both).
 source "$(dirname "$0")/lib.sh"
 SIZES=${BENCH_SIZES:-${1:-2000}}
 PARTS=${BENCH_SETTINGS:-defaults shards gateway}
@@ -189,13 +191,22 @@ shape() {
   log "bench: ${setting}, N=${n}, at the controllers' defaults"
   fresh
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
+  # A Terraform delete's requests alone, sent by the bench before the
+  # terraform controller runs (BENCH_DIRECT=0 skips it).
+  echo 0 >"${DIR}/direct.seconds"
+  if [[ ${shape} == delete && ${backend} == terraform && ${BENCH_DIRECT:-1} != 0 ]]; then
+    bench --phase direct-delete --backend terraform --setting "${setting}, defaults" --n "${n}" \
+      --backend-kubeconfig "${DIR}/terraform.kubeconfig" --direct-out "${DIR}/direct.seconds" \
+      --pids "appdef=$(pid appdef)" --cpu "$(plane)" || failed=1
+  fi
   # Its profiler gives the create shape the controller's live heap.
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" "${backend}" "${backend}" $((CPB + 4)) \
     --pprof-bind-address "127.0.0.1:$((CPB + 10))"
   bench --phase "${shape}" --backend "${backend}" --controller "cozystack-${backend}" --setting "${setting}, defaults" \
     --n "${n}" --kinds "${BENCH_KINDS:-50}" --metrics "appdef=$(m $((CPB + 2))),${backend}=$(m $((CPB + 4)))" \
     --pprof "http://127.0.0.1:$((CPB + 10))" --heap-out "${CACHE}/bench-${backend}-${shape}-${n}.heap.pprof" \
-    --pids "appdef=$(pid appdef),${backend}=$(pid "${backend}")" --cpu "$(plane)" || failed=1
+    --pids "appdef=$(pid appdef),${backend}=$(pid "${backend}")" --cpu "$(plane)" \
+    --direct "$(cat "${DIR}/direct.seconds")" || failed=1
 }
 
 # gateway: the four gateway controllers.

@@ -98,7 +98,7 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
-	phase      = flag.String("phase", "pipeline", "direct, pipeline, apiserver-metrics, restart, kro, create, fanout, delete (shapes.go) or manykinds (manykinds.go)")
+	phase      = flag.String("phase", "pipeline", "direct, pipeline, apiserver-metrics, restart, kro, create, fanout, delete (shapes.go), direct-delete (directdelete.go) or manykinds (manykinds.go)")
 	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
 	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
@@ -116,9 +116,9 @@ var (
 	pprofURL   = flag.String("pprof", "", "pipeline, restart and create phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 60s; its live heap before and after the instances")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
 	heapOut    = flag.String("heap-out", "", "where the backend controller's heap profile goes, the last one its live heap was read from (empty: nowhere)")
-	backend    = flag.String("backend-kubeconfig", "", "direct phase: kubeconfig of the helm controller's identity")
-	directOut  = flag.String("direct-out", "", "direct phase: write T_direct, in seconds, to this file")
-	directT    = flag.Float64("direct", 0, "pipeline phase: T_direct in seconds, from the direct phase (0: none)")
+	backend    = flag.String("backend-kubeconfig", "", "direct and direct-delete phases: kubeconfig of the backend controller's identity")
+	directOut  = flag.String("direct-out", "", "direct and direct-delete phases: write T_direct, in seconds, to this file")
+	directT    = flag.Float64("direct", 0, "pipeline and delete phases: T_direct in seconds, from the direct or direct-delete phase (0: none)")
 	kinds      = flag.Int("kinds", 50, "manykinds phase: definitions the instances are spread over")
 	rounds     = flag.Int("rounds", 0, "pipeline phase: rounds of raw creates and of the pipeline, in turns (0: one per 400 instances, 1 to 10)")
 	backendArg = flag.String("backend", "helm", "create, fanout and delete phases: the backend measured, helm or terraform (backends.go)")
@@ -147,6 +147,8 @@ func main() {
 	switch *phase {
 	case "direct":
 		direct(ctx, c, label)
+	case "direct-delete":
+		directDelete(ctx, c, label)
 	case "pipeline":
 		pipeline(ctx, c, scheme, label)
 	case "apiserver-metrics":

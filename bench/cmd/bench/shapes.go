@@ -351,6 +351,7 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		return d
 	})
 	rows := runRows(label, "delete", "raw deletes", "instances deleted to the last backing object and instance gone", 2, raws, pipes, &cpuRaw, &cpuPipe)
+	rows = append(rows, directRows(label, raws, pipes)...)
 	rows = append(rows,
 		measure.MedianFigure(label, "delete: LISTs of "+be.items+" and instances per deleted instance", lists, "", 0, false),
 		measure.Report(label, "delete: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))))
