@@ -131,14 +131,21 @@ func (w Writer) Write(ctx context.Context, obj client.Object, status map[string]
 		have = last.conditions
 	}
 	patching := w.Patch && part.AllConditions
-	var answer *unstructured.Unstructured
+	send := func() (*unstructured.Unstructured, error) { return w.apply(ctx, gvk, obj, part) }
 	if patching {
-		answer, err = w.patch(ctx, gvk, obj, status, part)
-	} else {
-		answer, err = w.apply(ctx, gvk, obj, part)
+		diff, err := PatchOf(status, part)
+		if err != nil {
+			return false, err
+		}
+		if len(diff) == 0 {
+			return false, nil // nothing differs but what UpToDate overlooks
+		}
+		send = func() (*unstructured.Unstructured, error) { return w.patch(ctx, gvk, obj, diff) }
 	}
-	if answer == nil && err == nil {
-		return false, nil // the patch found nothing that differs
+	written.Writing(key)
+	answer, err := send()
+	if err != nil {
+		w.held(obj, written.Unsent(key))
 	}
 	if apierrors.IsNotFound(err) {
 		return false, nil // deleted meanwhile: nothing left to report on
@@ -171,24 +178,13 @@ func (w Writer) apply(ctx context.Context, gvk schema.GroupVersionKind, obj clie
 	if w.Precondition {
 		apply.SetResourceVersion(obj.GetResourceVersion())
 	}
-	key := keyOf(w.FieldManager, gvk, obj)
-	written.Writing(key)
-	err = w.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(apply),
+	return apply, w.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(apply),
 		client.FieldOwner(w.FieldManager), client.ForceOwnership)
-	if err != nil {
-		w.held(obj, written.Unsent(key))
-	}
-	return apply, err
 }
 
-// patch sends the merge patch that brings status, obj's as read, to part
-// (PatchOf), at obj's version, and returns the object as the API server
-// answered; nil, and nothing sent, when nothing differs.
-func (w Writer) patch(ctx context.Context, gvk schema.GroupVersionKind, obj client.Object, status map[string]any, part Part) (*unstructured.Unstructured, error) {
-	diff, err := PatchOf(status, part)
-	if err != nil || len(diff) == 0 {
-		return nil, err
-	}
+// patch sends diff, a merge patch of obj's status (PatchOf), at obj's
+// version, and returns the object as the API server answered.
+func (w Writer) patch(ctx context.Context, gvk schema.GroupVersionKind, obj client.Object, diff map[string]any) (*unstructured.Unstructured, error) {
 	body, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion()},
 		"status":   diff,
@@ -200,13 +196,7 @@ func (w Writer) patch(ctx context.Context, gvk schema.GroupVersionKind, obj clie
 	answer.SetGroupVersionKind(gvk)
 	answer.SetNamespace(obj.GetNamespace())
 	answer.SetName(obj.GetName())
-	key := keyOf(w.FieldManager, gvk, obj)
-	written.Writing(key)
-	err = w.Client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body), client.FieldOwner(w.FieldManager))
-	if err != nil {
-		w.held(obj, written.Unsent(key))
-	}
-	return answer, err
+	return answer, w.Client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body), client.FieldOwner(w.FieldManager))
 }
 
 // PatchOf is the JSON merge patch of a status that brings status, as read,
