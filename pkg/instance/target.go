@@ -167,12 +167,12 @@ func (r *Reconciler) apply(ctx context.Context, t *target) error {
 	}
 	key := client.ObjectKeyFromObject(desired)
 	inTenant := desired.GetNamespace() == inst.GetNamespace()
-	if live == nil && inTenant {
-		if err := r.namespaceTerminating(inst.GetNamespace()); err != nil {
-			return err
-		}
-	}
 	if live == nil {
+		if inTenant {
+			if err := r.namespaceTerminating(inst.GetNamespace()); err != nil {
+				return err
+			}
+		}
 		// A create: until the cache holds the object, it is read from the
 		// API server (the status written below triggers a reconcile that
 		// may come first). Remembered before the create is sent, since the

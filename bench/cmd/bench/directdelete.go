@@ -72,15 +72,9 @@ func directDelete(ctx context.Context, c client.Client, label string) {
 	measure.AppendRows(*results,
 		measure.Report(label, "delete: CPU seconds during the requests alone", cpuDirect.Format(goruntime.NumCPU())))
 	measure.Check(os.WriteFile(*directOut, []byte(strconv.FormatFloat(t.Seconds(), 'f', 3, 64)), 0o644))
-	for _, kind := range []string{"instances", "Terraform objects"} {
-		what, gvk, in := kind, benchGVK, directNS
-		if kind != "instances" {
-			gvk, in = be.object, platform
-		}
-		measure.WaitFor("the direct phase's "+what+" to go", 2*time.Minute, func() bool {
-			return countObjects(ctx, c, gvk, in) == 0
-		})
-	}
+	measure.WaitFor("the direct phase's instances and Terraform objects to go", 2*time.Minute, func() bool {
+		return countObjects(ctx, c, benchGVK, directNS) == 0 && countObjects(ctx, c, be.object, platform) == 0
+	})
 }
 
 // directRows reports T_direct of the direct-delete phase beside the delete
