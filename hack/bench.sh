@@ -191,13 +191,20 @@ shape() {
   log "bench: ${setting}, N=${n}, at the controllers' defaults"
   fresh
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
+  echo 0 >"${DIR}/direct.seconds"
+  # The delete shape profiles the API server over 20s of its middle run, and
+  # of the requests alone: where the server's time goes in each.
+  local aprof="${CACHE}/bench-${backend}-${shape}-${n}.apiserver.cpu.pprof"
+  local dprof="${CACHE}/bench-${backend}-${shape}-direct-${n}.apiserver.cpu.pprof"
+  rm -f "${aprof}" "${dprof}"
+  local profile=()
+  [[ ${shape} != delete ]] || profile=(--apiserver-pprof-out "${aprof}")
   # A Terraform delete's requests alone, sent by the bench before the
   # terraform controller runs (BENCH_DIRECT=0 skips it).
-  echo 0 >"${DIR}/direct.seconds"
   if [[ ${shape} == delete && ${backend} == terraform && ${BENCH_DIRECT:-1} != 0 ]]; then
     bench --phase direct-delete --backend terraform --setting "${setting}, defaults" --n "${n}" \
       --backend-kubeconfig "${DIR}/terraform.kubeconfig" --direct-out "${DIR}/direct.seconds" \
-      --pids "appdef=$(pid appdef)" --cpu "$(plane)" || failed=1
+      --apiserver-pprof-out "${dprof}" --pids "appdef=$(pid appdef)" --cpu "$(plane)" || failed=1
   fi
   # Its profiler gives the create shape the controller's live heap.
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" "${backend}" "${backend}" $((CPB + 4)) \
@@ -206,7 +213,13 @@ shape() {
     --n "${n}" --kinds "${BENCH_KINDS:-50}" --metrics "appdef=$(m $((CPB + 2))),${backend}=$(m $((CPB + 4)))" \
     --pprof "http://127.0.0.1:$((CPB + 10))" --heap-out "${CACHE}/bench-${backend}-${shape}-${n}.heap.pprof" \
     --pids "appdef=$(pid appdef),${backend}=$(pid "${backend}")" --cpu "$(plane)" \
-    --direct "$(cat "${DIR}/direct.seconds")" || failed=1
+    --direct "$(cat "${DIR}/direct.seconds")" "${profile[@]}" || failed=1
+  local p
+  for p in "${aprof}" "${dprof}"; do
+    [[ -s ${p} ]] || continue
+    echo "  CPU profile of the API server: ${p}; top functions by cumulative time:"
+    (cd "${ROOT}/controllers/helm" && go tool pprof -top -cum -nodecount=25 "${p}" 2>/dev/null | sed -n '4,31p' | sed 's/^/    /')
+  done
 }
 
 # gateway: the four gateway controllers.

@@ -6,6 +6,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +61,9 @@ func directDelete(ctx context.Context, c client.Client, label string) {
 	})
 
 	var cpuDirect measure.Tally
+	var profiled sync.WaitGroup
+	apiBefore := apiserverMetrics(ctx)
+	profileAPIServer(ctx, &profiled, "the requests alone")
 	unfinalize := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
 	t := timed("the deletion's requests alone", "instances", *n, &cpuDirect, func(i int) {
 		inst, tf := insts[i], tfs[i]
@@ -68,9 +72,12 @@ func directDelete(ctx context.Context, c client.Client, label string) {
 			client.Preconditions{UID: ptr(tf.GetUID()), ResourceVersion: ptr(tf.GetResourceVersion())}))
 		measure.Check(bc.Patch(ctx, inst, unfinalize))
 	})
+	api := measure.AddDelta(nil, apiBefore, apiserverMetrics(ctx))
+	profiled.Wait()
 	fmt.Printf("  direct delete: %d instances' requests in %.1fs (%.0f/s)\n", *n, t.Seconds(), float64(*n)/t.Seconds())
 	measure.AppendRows(*results,
-		measure.Report(label, "delete: CPU seconds during the requests alone", cpuDirect.Format(goruntime.NumCPU())))
+		measure.Report(label, "delete: CPU seconds during the requests alone", cpuDirect.Format(goruntime.NumCPU())),
+		measure.Report(label, "delete: the requests alone, watch events sent per instance, by kind", measure.WatchEventMix(nil, api, *n)))
 	measure.Check(os.WriteFile(*directOut, []byte(strconv.FormatFloat(t.Seconds(), 'f', 3, 64)), 0o644))
 	measure.WaitFor("the direct phase's instances and Terraform objects to go", 2*time.Minute, func() bool {
 		return countObjects(ctx, c, benchGVK, directNS) == 0 && countObjects(ctx, c, be.object, platform) == 0

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -329,6 +330,10 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		stop := progress(what, func() string {
 			return fmt.Sprintf("%d/%d %s gone, %d/%d instances gone", w.Len(), *n, be.items, wi.Len(), *n)
 		})
+		var profiled sync.WaitGroup
+		if k == measure.Runs/2 {
+			profileAPIServer(ctx, &profiled, "the middle pipeline run")
+		}
 		cpu0 := cpuTimes()
 		start := time.Now()
 		measure.Parallel(*n, *workers, func(i int) { measure.Check(c.Delete(ctx, instance(i, ns))) })
@@ -337,6 +342,7 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 		d := time.Since(start)
 		cpuPipe.Add(cpu0, cpuTimes(), d)
 		stop()
+		profiled.Wait()
 		apiAfter := apiserverMetrics(ctx)
 		delta := measure.AddDelta(nil, apiBefore, apiAfter)
 		api = measure.AddDelta(api, apiBefore, apiAfter)
@@ -354,7 +360,8 @@ func deleteShape(ctx context.Context, c client.Client, scheme *runtime.Scheme, l
 	rows = append(rows, directRows(label, raws, pipes)...)
 	rows = append(rows,
 		measure.MedianFigure(label, "delete: LISTs of "+be.items+" and instances per deleted instance", lists, "", 0, false),
-		measure.Report(label, "delete: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))))
+		measure.Report(label, "delete: API requests per instance, watches aside", measure.RequestMix(nil, api, measure.Runs*(*n))),
+		measure.Report(label, "delete: watch events sent per instance, by kind", measure.WatchEventMix(nil, api, measure.Runs*(*n))))
 	rows = append(rows, namespaceDelete(ctx, c, scheme, label)...)
 	rows = append(rows, rss(label, true)...)
 	finish(rows)

@@ -191,6 +191,14 @@ func RequestMix(before, after []Sample, n int) string {
 	})
 }
 
+// WatchEventMix is, in the same form, the watch events the API server sent
+// between two scrapes, per n, by kind (or resource, as newer servers label
+// them): one event sent to each watcher of a changed object, so it shows what
+// the watchers of a phase cost beside its requests.
+func WatchEventMix(before, after []Sample, n int) string {
+	return Mix(before, after, n, "apiserver_watch_events_total", "kind", "resource")
+}
+
 // FlowMix is, in the same form, the requests API Priority and Fairness
 // dispatched between two scrapes, per instance, by flow schema and priority
 // level: where the API server placed the clients' requests.
