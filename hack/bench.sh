@@ -192,8 +192,8 @@ shape() {
   fresh
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start "${DIR}" appdef
   echo 0 >"${DIR}/direct.seconds"
-  # The delete shape profiles the API server over 20s of its middle run, and
-  # of the requests alone: where the server's time goes in each.
+  # The delete shape profiles the API server over its middle run, and over
+  # 20s of the requests alone: where the server's time goes in each.
   local aprof="${CACHE}/bench-${backend}-${shape}-${n}.apiserver.cpu.pprof"
   local dprof="${CACHE}/bench-${backend}-${shape}-direct-${n}.apiserver.cpu.pprof"
   rm -f "${aprof}" "${dprof}"

@@ -63,7 +63,7 @@ func directDelete(ctx context.Context, c client.Client, label string) {
 	var cpuDirect measure.Tally
 	var profiled sync.WaitGroup
 	apiBefore := apiserverMetrics(ctx)
-	profileAPIServer(ctx, &profiled, "the requests alone")
+	profileAPIServer(ctx, &profiled, "the requests alone", 20*time.Second)
 	unfinalize := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
 	t := timed("the deletion's requests alone", "instances", *n, &cpuDirect, func(i int) {
 		inst, tf := insts[i], tfs[i]

@@ -115,7 +115,7 @@ var (
 	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
 	pprofURL   = flag.String("pprof", "", "pipeline, restart and create phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 60s; its live heap before and after the instances")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
-	apiProfOut = flag.String("apiserver-pprof-out", "", "delete and direct-delete phases: a CPU profile of the API server over the first 20s of the middle pipeline run, or of the requests alone, goes here")
+	apiProfOut = flag.String("apiserver-pprof-out", "", "delete and direct-delete phases: a CPU profile of the API server over the whole middle pipeline run (as long as the first run, and 5s more), or over the first 20s of the requests alone, goes here")
 	heapOut    = flag.String("heap-out", "", "where the backend controller's heap profile goes, the last one its live heap was read from (empty: nowhere)")
 	backend    = flag.String("backend-kubeconfig", "", "direct and direct-delete phases: kubeconfig of the backend controller's identity")
 	directOut  = flag.String("direct-out", "", "direct and direct-delete phases: write T_direct, in seconds, to this file")
@@ -447,13 +447,12 @@ func profileBoth(ctx context.Context, wg *sync.WaitGroup, d time.Duration) {
 }
 
 // profileAPIServer takes a CPU profile of the API server into
-// --apiserver-pprof-out, when it is set, over the next 20s (of what), in the
+// --apiserver-pprof-out, when it is set, over the next d (of what), in the
 // background; wg is done when it is saved.
-func profileAPIServer(ctx context.Context, wg *sync.WaitGroup, what string) {
+func profileAPIServer(ctx context.Context, wg *sync.WaitGroup, what string, d time.Duration) {
 	if *apiProfOut == "" {
 		return
 	}
-	const d = 20 * time.Second
 	fmt.Printf("  profiling the API server for %.0fs of %s\n", d.Seconds(), what)
 	wg.Add(1)
 	go func() { defer wg.Done(); apiserverProfile(ctx, *apiProfOut, d) }()
