@@ -67,6 +67,7 @@ spec:
       prefix: tf-
       sourceRef: {kind: OCIRepository, name: stack, namespace: cozy-system}
       path: ./stack
+      destroyResourcesOnDeletion: true
 `), def))
 	check(t, c.Create(ctx, def))
 	def.Status.CRDName = "stacks.apps.cozystack.io"

@@ -123,10 +123,10 @@ func (c Components) findsOwned() bool {
 // Terraform destroying cloud resources). An instance deleted while it
 // carries one of Finalizers is let go only once the backing objects it owns
 // are gone, and that holds after its definition moved to another backend:
-// the reconciler keeps a metadata-only watch on such kinds, filtered to
-// instances that carry one of Finalizers, so they can still be deleted;
-// while such an instance lives, its backing objects are left as they are
-// (never destroyed by surprise because a definition changed).
+// the reconciler keeps a metadata-only watch on such kinds, so they can
+// still be deleted (and the backing objects of those that carry none go
+// after them); while such an instance lives, its backing objects are left
+// as they are (never destroyed by surprise because a definition changed).
 type Finalizer interface {
 	// Finalizer returns the finalizer to keep on instances of def, or ""
 	// when instances of def can go at once.

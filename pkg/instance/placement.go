@@ -85,9 +85,10 @@ func (InstanceNamespace) gone(ctx context.Context, r *Reconciler, req dynamicwat
 //     (ReasonLegacyBackingObject);
 //   - replaces one an earlier instance of the same name left (Stale), and
 //     deletes those whose instance is gone (no garbage collector follows
-//     labels across namespaces);
-//   - relies on a Finalizer, which must hold every instance, to delete the
-//     backing object before the instance goes.
+//     labels across namespaces): that is how the backing objects of an
+//     instance no Finalizer holds go, after it;
+//   - with a Finalizer holding an instance, deletes its backing objects
+//     before the instance goes.
 type PlatformNamespaces struct {
 	Namespaces TargetNamespacing
 	// Provision, when not nil, names objects the backing objects need in

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -422,16 +423,18 @@ func (r *Reconciler) replaceStale(ctx context.Context, live *unstructured.Unstru
 
 // collectOrphans deletes the backing objects in platform namespaces that name
 // an instance which no longer exists: no garbage collector follows labels
-// across namespaces, and an instance can go without the backend's finalizer
-// having run (a tenant may remove finalizers from its own instances, or it
-// was deleted while this controller was not running). Called when a request
-// finds no instance. The candidates are read from the cache (ownerIndex): an
-// object the cache does not hold yet brings its own request here once it
-// does, through the watch of the backing objects. Only when there is one to
-// delete is the instance's absence confirmed with the API server, which has
-// the last word (the cache may be behind, or the instance in another shard):
-// an instance deleted through its finalizer, whose objects are gone, costs no
-// request here.
+// across namespaces, and an instance goes without a finalizer when its
+// definition does not destroy resources (or a tenant removed it from its own
+// instance, or it was deleted while this controller was not running). Called
+// when a request finds no instance. The candidates are read from the cache
+// (ownerIndex): an object the cache does not hold yet brings its own request
+// here once it does, through the watch of the backing objects. Only when
+// there is one to delete is the instance's absence confirmed with the API
+// server, which has the last word (the cache may be behind, or the instance
+// in another shard), unless the watch saw the very instance each orphan names
+// go (seenGone). So an instance deleted through its finalizer, whose objects
+// are gone, costs no request here, and one deleted without, while this
+// controller watched, the deletes of its objects alone.
 func (r *Reconciler) collectOrphans(ctx context.Context, req dynamicwatch.Request) error {
 	cached, err := r.cachedByOwner(ctx, req.GVK.Kind, req.Namespace, req.Name)
 	if err != nil {
@@ -446,10 +449,12 @@ func (r *Reconciler) collectOrphans(ctx context.Context, req dynamicwatch.Reques
 	if len(orphans) == 0 {
 		return nil
 	}
-	probe := &metav1.PartialObjectMetadata{}
-	probe.SetGroupVersionKind(req.GVK)
-	if err := r.APIReader.Get(ctx, req.NamespacedName, probe); !apierrors.IsNotFound(err) {
-		return err // it exists after all (a stale cache), or the read failed
+	if !r.seenGone(req, orphans) {
+		probe := &metav1.PartialObjectMetadata{}
+		probe.SetGroupVersionKind(req.GVK)
+		if err := r.APIReader.Get(ctx, req.NamespacedName, probe); !apierrors.IsNotFound(err) {
+			return err // it exists after all (a stale cache), or the read failed
+		}
 	}
 	for _, o := range orphans {
 		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground),
@@ -460,6 +465,23 @@ func (r *Reconciler) collectOrphans(ctx context.Context, req dynamicwatch.Reques
 			"instance", req.String(), "uid", o.GetLabels()[appsv1alpha1.LabelApplicationUID])
 	}
 	return nil
+}
+
+// seenGone reports whether the instance watch saw the deletion of the very
+// instance (by uid) each of orphans names, with no shard selector that
+// could turn a relabelling into a deletion event: uids are never reused, so
+// no read of the API server could say more.
+func (r *Reconciler) seenGone(req dynamicwatch.Request, orphans []*unstructured.Unstructured) bool {
+	v, ok := r.deleted.Load(req)
+	if !ok || r.Sharded {
+		return false
+	}
+	for _, o := range orphans {
+		if o.GetLabels()[appsv1alpha1.LabelApplicationUID] != string(v.(types.UID)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Orphan reports whether o, a backing object, is one collectOrphans deletes

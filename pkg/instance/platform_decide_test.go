@@ -9,11 +9,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
 	cozyv1alpha1 "github.com/cozyplane/cozyplane/api/cozystack/v1alpha1"
+	"github.com/cozyplane/cozyplane/pkg/dynamicwatch"
 	"github.com/cozyplane/cozyplane/pkg/ownership"
 )
 
@@ -112,15 +114,21 @@ func TestCheckPlatformNamespace(t *testing.T) {
 }
 
 // platformBackend keeps ConfigMaps in a platform namespace p-<ns>, holds
-// every instance with a finalizer, and releases instances of kinds that
-// moved to another backend.
+// the instances of definitions that destroy on deletion with a finalizer, as
+// the Terraform backend does, and releases instances of kinds that moved to
+// another backend.
 type platformBackend struct{ configMapBackend }
 
 const testFinalizer = "test.cozystack.io/platform"
 
 func (platformBackend) Type() cozyv1alpha1.BackendType   { return cozyv1alpha1.BackendTerraform }
 func (platformBackend) TargetNamespace(ns string) string { return PlatformNamespaceName("p-", ns) }
-func (platformBackend) Finalizer(*Definition) string     { return testFinalizer }
+func (platformBackend) Finalizer(def *Definition) string {
+	if tb := def.Backend.Terraform; tb != nil && tb.DestroyResourcesOnDeletion {
+		return testFinalizer
+	}
+	return ""
+}
 func (platformBackend) Finalizers() []string {
 	return []string{testFinalizer, appsv1alpha1.FinalizerDestroy}
 }
@@ -239,6 +247,37 @@ func TestFindsOwned(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.c.withDefaults().findsOwned(); got != tc.want {
 				t.Errorf("findsOwned() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSeenGone(t *testing.T) {
+	req := dynamicwatch.Request{GVK: appsv1alpha1.GroupVersion.WithKind("Gadget"), NamespacedName: types.NamespacedName{Namespace: "t", Name: "a"}}
+	orphan := func(uid string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		o.SetLabels(map[string]string{appsv1alpha1.LabelApplicationUID: uid})
+		return o
+	}
+	for _, tc := range []struct {
+		name    string
+		seen    types.UID // "": no deletion seen
+		sharded bool
+		orphans []*unstructured.Unstructured
+		want    bool
+	}{
+		{"the watch saw this very instance go", "u1", false, []*unstructured.Unstructured{orphan("u1")}, true},
+		{"no deletion seen: a read confirms", "", false, []*unstructured.Unstructured{orphan("u1")}, false},
+		{"an orphan of an earlier instance of the name", "u2", false, []*unstructured.Unstructured{orphan("u2"), orphan("u1")}, false},
+		{"a shard's watch: the deletion may be a relabelling", "u1", true, []*unstructured.Unstructured{orphan("u1")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reconciler{Sharded: tc.sharded}
+			if tc.seen != "" {
+				r.deleted.Store(req, tc.seen)
+			}
+			if got := r.seenGone(req, tc.orphans); got != tc.want {
+				t.Fatalf("seenGone = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -81,6 +81,7 @@ spec:
     terraform:
       prefix: g-
       sourceRef: {kind: OCIRepository, name: gadget, namespace: cozy-system}
+      destroyResourcesOnDeletion: true
 `), def))
 	must(c.Create(ctx, def))
 	// Other tests' reconcilers must not find this definition.
@@ -308,8 +309,10 @@ spec:
 	})
 
 	t.Run("after the definition moves to another backend, instances can still be deleted", func(t *testing.T) {
-		must(c.Create(ctx, newGadget("tenant-p", "two")))
-		eventually(t, "ConfigMap p-tenant-p/g-two", func() error { _, err := getCM("p-tenant-p", "g-two"); return err })
+		for _, name := range []string{"two", "four"} {
+			must(c.Create(ctx, newGadget("tenant-p", name)))
+			eventually(t, "ConfigMap p-tenant-p/g-"+name, func() error { _, err := getCM("p-tenant-p", "g-"+name); return err })
+		}
 		cur := &cozyv1alpha1.ApplicationDefinition{}
 		must(c.Get(ctx, types.NamespacedName{Name: "gadget"}, cur))
 		b, _ := json.Marshal(map[string]any{"spec": map[string]any{"backend": map[string]any{"type": "Helm", "terraform": nil,
@@ -329,17 +332,31 @@ spec:
 			}
 			return true, "", nil
 		})
-		u, _, err := getGadget("tenant-p", "two")
+		// four goes without the finalizer (a tenant took it off, or its
+		// definition never destroyed): its backing object goes after it.
+		four, _, err := getGadget("tenant-p", "four")
 		must(err)
-		must(c.Delete(ctx, u))
-		eventually(t, "instance two gone", func() error {
-			if _, _, err := getGadget("tenant-p", "two"); !apierrors.IsNotFound(err) {
+		must(c.Patch(ctx, four, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))
+		for _, name := range []string{"two", "four"} {
+			u, _, err := getGadget("tenant-p", name)
+			must(err)
+			must(c.Delete(ctx, u))
+			eventually(t, "instance "+name+" gone", func() error {
+				if _, _, err := getGadget("tenant-p", name); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("still there: %v", err)
+				}
+				return nil
+			})
+		}
+		// two's finalizer held it until its backing object was gone.
+		if _, err := getCM("p-tenant-p", "g-two"); !apierrors.IsNotFound(err) {
+			t.Fatalf("backing object outlived its instance: %v", err)
+		}
+		eventually(t, "four's backing object deleted after it", func() error {
+			if _, err := getCM("p-tenant-p", "g-four"); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("still there: %v", err)
 			}
 			return nil
 		})
-		if _, err := getCM("p-tenant-p", "g-two"); !apierrors.IsNotFound(err) {
-			t.Fatalf("backing object outlived its instance: %v", err)
-		}
 	})
 }

@@ -105,6 +105,11 @@ type Reconciler struct {
 	// ForeignRecheck is how often an instance blocked by a foreign object
 	// with its backing object's name looks again (default 30s).
 	ForeignRecheck time.Duration
+	// Sharded: the instances are watched through a shard's label selector
+	// (--watch-label-selector), so a deletion the watch shows may be an
+	// instance relabelled into another shard; without one, it is the
+	// instance's deletion (collectOrphans).
+	Sharded bool
 
 	applier ssa.Applier
 	defs    *registry
@@ -149,10 +154,10 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (ctrl.Result, error) {
 	def := r.defs.forKind(req.GVK)
 	if def == nil {
-		r.deleted.Delete(req)
 		if r.isReleased(req.GVK) {
 			return r.reconcileReleased(ctx, req)
 		}
+		r.deleted.Delete(req)
 		return ctrl.Result{}, nil
 	}
 	inst := &unstructured.Unstructured{}
@@ -226,12 +231,19 @@ func (r *Reconciler) foreignRecheck() time.Duration {
 }
 
 // ensureFinalizer keeps the backend's finalizer on instances whose
-// definition needs one, and takes it off when the definition stops needing it.
+// definition needs one (swapping a former one for it). An instance whose
+// definition needs none is left as it is.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, def *Definition, inst *unstructured.Unstructured) error {
 	want := r.Components.Finalizer.Finalizer(def)
+	if want == "" {
+		// One already there stays until the instance is deleted
+		// (reconcileDelete takes it off then): taking it off now would
+		// cost a write per instance, and gain nothing.
+		return nil
+	}
 	patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	changed := false
-	if want != "" && !controllerutil.ContainsFinalizer(inst, want) {
+	if !controllerutil.ContainsFinalizer(inst, want) {
 		changed = controllerutil.AddFinalizer(inst, want)
 	}
 	// A former finalizer is swapped for the current one.

@@ -1,8 +1,9 @@
 package instance
 
 // Releasing: after a definition moves to another backend, this backend keeps
-// watching the instances that still carry its finalizers, so they can be
-// deleted.
+// watching the kind's instances, so that those still carrying its finalizers
+// can be deleted, and the backing objects of those that go without any are
+// deleted after them.
 
 import (
 	"context"
@@ -12,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
@@ -22,9 +22,9 @@ import (
 
 // releaseKind is called for a definition that does not name this backend.
 // A backend with finalizers (Components.Finalizer) keeps watching its kind,
-// metadata only and only instances carrying its finalizers, so that
-// instances it held before the definition moved to another backend can
-// still be deleted.
+// metadata only, so that instances it held before the definition moved to
+// another backend can still be deleted, and so that it sees those it did
+// not hold go (their backing objects go after them: collectOrphans).
 func (r *Reconciler) releaseKind(obj *cozyv1alpha1.ApplicationDefinition) error {
 	if len(r.ourFinalizers(nil)) == 0 || obj.Status.CRDName == "" || obj.Spec.Application.Kind == "" {
 		return nil
@@ -41,7 +41,7 @@ func (r *Reconciler) releaseKind(obj *cozyv1alpha1.ApplicationDefinition) error 
 	if _, ok := r.released[gvk]; ok {
 		return nil
 	}
-	if err := r.watches.Watch(gvk, dynamicwatch.Options{MetadataOnly: true, Filter: r.holdsOurs}); err != nil {
+	if err := r.watches.Watch(gvk, dynamicwatch.Options{MetadataOnly: true, Deleted: r.rememberDeleted(gvk)}); err != nil {
 		return err
 	}
 	r.released[gvk] = obj.Name
@@ -92,18 +92,24 @@ func (r *Reconciler) releasedCount() int {
 // reconcileReleased handles an instance of a kind whose definition names
 // another backend now. While it lives, nothing is done: its backing objects
 // stay as they are (the backend never destroys resources because a
-// definition changed) and its finalizer keeps it owning them. When it is
-// deleted, the backing objects it owns are deleted, and once they are gone
-// its finalizers come off.
+// definition changed). When it is deleted, the backing objects it owns are
+// deleted: for one holding our finalizers, before they come off; for one
+// without, once it is gone, as for a kind this backend serves.
 func (r *Reconciler) reconcileReleased(ctx context.Context, req dynamicwatch.Request) (ctrl.Result, error) {
 	inst := &metav1.PartialObjectMetadata{}
 	inst.SetGroupVersionKind(req.GVK)
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.finalized.Forget(req)
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if err := r.Components.Placement.gone(ctx, r, req); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.deleted.Delete(req)
+		r.finalized.Forget(req)
+		return ctrl.Result{}, nil
 	}
+	r.forgetEarlier(req, inst.GetUID())
 	if inst.GetDeletionTimestamp().IsZero() || !r.holdsOurs(inst) || r.behindFinalized(req, inst) {
 		return ctrl.Result{}, nil
 	}

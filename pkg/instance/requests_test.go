@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -393,39 +394,87 @@ spec:
 		}
 	})
 
-	t.Run("deleting instances sends no LIST and no GET", func(t *testing.T) {
+	// deleteAll deletes instances and waits until they and their backing
+	// objects are gone and nothing more happens; it returns the reads and
+	// the writes sent meanwhile.
+	deleteAll := func(t *testing.T, instances []*unstructured.Unstructured) (map[string]int, map[string]int) {
+		t.Helper()
 		reads.take()
 		reads.takeWrites()
 		for _, u := range instances {
 			must(c.Delete(ctx, u))
 		}
-		eventually(t, "every instance and backing object gone", func() error {
+		eventually(t, "every instance and its backing object gone", func() error {
 			for _, u := range instances {
 				got := &unstructured.Unstructured{}
 				got.SetGroupVersionKind(gvk)
 				if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); !apierrors.IsNotFound(err) {
 					return fmt.Errorf("instance %s still there: %v", u.GetName(), err)
 				}
-			}
-			if _, all := backing(""); all != 0 {
-				return fmt.Errorf("%d backing objects left", all)
+				cm := &corev1.ConfigMap{}
+				key := types.NamespacedName{Namespace: backend.TargetNamespace(u.GetNamespace()), Name: "z-" + u.GetName()}
+				if err := c.Get(ctx, key, cm); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("backing object %s still there: %v", key, err)
+				}
 			}
 			return nil
 		})
 		testenv.Settled(t, 20*time.Second, time.Second, func() int { return reconciles(t, "cozystack-requests-test") })
-		got := reads.take()
-		t.Logf("reads while %d instances were deleted: %s", n, sorted(got))
+		return reads.take(), reads.takeWrites()
+	}
+
+	t.Run("deleting instances that hold no finalizer costs the deletes of their backing objects alone", func(t *testing.T) {
+		half := instances[:n/2]
+		for _, u := range half {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(gvk)
+			must(c.Get(ctx, client.ObjectKeyFromObject(u), got))
+			if len(got.GetFinalizers()) != 0 {
+				t.Fatalf("instance %s of a definition that does not destroy holds finalizers %v", u.GetName(), got.GetFinalizers())
+			}
+		}
+		got, writes := deleteAll(t, half)
+		t.Logf("reads and writes while %d instances with no finalizer were deleted: %s; %s", len(half), sorted(got), sorted(writes))
+		// The watch saw each instance go: no GET confirms it.
 		if got["get configmaps"]+got["list configmaps"]+got["get gizmos"]+got["list gizmos"] != 0 {
-			t.Fatalf("reads of backing objects or instances while %d instances were deleted: %v", n, sorted(got))
+			t.Fatalf("reads of backing objects or instances while %d instances were deleted: %v", len(half), sorted(got))
+		}
+		if want := map[string]int{"DELETE configmaps": len(half)}; fmt.Sprint(writes) != fmt.Sprint(want) {
+			t.Fatalf("writes while %d instances were deleted: %v, want %v", len(half), sorted(writes), sorted(want))
+		}
+	})
+
+	t.Run("deleting instances held by the finalizer sends no LIST and no GET", func(t *testing.T) {
+		rest := instances[n/2:]
+		// The definition now destroys on deletion: its instances get the
+		// finalizer.
+		cur := &cozyv1alpha1.ApplicationDefinition{}
+		must(c.Get(ctx, types.NamespacedName{Name: "gizmo"}, cur))
+		must(c.Patch(ctx, cur, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"backend":{"terraform":{"destroyResourcesOnDeletion":true}}}}`))))
+		eventually(t, "the finalizer on every instance left", func() error {
+			for _, u := range rest {
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(gvk)
+				if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+					return err
+				}
+				if !slices.Contains(got.GetFinalizers(), testFinalizer) {
+					return fmt.Errorf("instance %s: finalizers %v", u.GetName(), got.GetFinalizers())
+				}
+			}
+			return nil
+		})
+		testenv.Settled(t, 20*time.Second, time.Second, func() int { return reconciles(t, "cozystack-requests-test") })
+		got, writes := deleteAll(t, rest)
+		t.Logf("reads and writes while %d instances were deleted: %s; %s", len(rest), sorted(got), sorted(writes))
+		if got["get configmaps"]+got["list configmaps"]+got["get gizmos"]+got["list gizmos"] != 0 {
+			t.Fatalf("reads of backing objects or instances while %d instances were deleted: %v", len(rest), sorted(got))
 		}
 		// No finalizer holds a backing object here, so each goes at its
 		// DELETE and its instance's finalizer comes off in the same pass:
 		// no Deleting status to write, no event, no second reconcile.
-		writes := reads.takeWrites()
-		t.Logf("writes while %d instances were deleted: %s", n, sorted(writes))
-		want := map[string]int{"DELETE configmaps": n, "PATCH gizmos": n}
-		if fmt.Sprint(writes) != fmt.Sprint(want) {
-			t.Fatalf("writes while %d instances were deleted: %v, want %v", n, sorted(writes), sorted(want))
+		if want := map[string]int{"DELETE configmaps": len(rest), "PATCH gizmos": len(rest)}; fmt.Sprint(writes) != fmt.Sprint(want) {
+			t.Fatalf("writes while %d instances were deleted: %v, want %v", len(rest), sorted(writes), sorted(want))
 		}
 	})
 }

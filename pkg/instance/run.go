@@ -55,6 +55,11 @@ func Main(name string, backend Backend, components Components, addToScheme func(
 				Recorder:   mgr.GetEventRecorder(name),
 				Workers:    opts.Workers,
 			}
+			sel, err := opts.Selector()
+			if err != nil {
+				return err
+			}
+			r.Sharded = sel != nil
 			return r.SetupWithManager(mgr)
 		},
 	})

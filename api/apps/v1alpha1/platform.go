@@ -32,11 +32,14 @@ const (
 	LabelTenantNamespace = "apps.cozystack.io/tenant-namespace"
 )
 
-// FinalizerTerraform holds every instance of a Terraform kind until its
-// Terraform object (in the platform namespace, so not reachable by the
-// garbage collector) has been deleted, and tofu-controller has destroyed its
-// resources when the definition says so. The terraform controller removes it,
-// also after the definition has moved to another backend.
+// FinalizerTerraform holds an instance of a Terraform kind whose definition
+// destroys resources on deletion until its Terraform object (in the platform
+// namespace, so not reachable by the garbage collector) has been deleted,
+// once tofu-controller has destroyed its resources. Instances of other
+// Terraform kinds go at once; the terraform controller deletes their
+// Terraform objects after them (instances that carry it from earlier
+// versions keep it until they are deleted). The terraform controller
+// removes it, also after the definition has moved to another backend.
 const FinalizerTerraform = "apps.cozystack.io/terraform"
 
 // ReasonLegacyBackingObject: a backing object written by an earlier version in

@@ -94,13 +94,22 @@ func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructu
 	return def.Prefix() + inst.GetName()
 }
 
-// Finalizer implements instance.Finalizer: every instance is held until its
-// Terraform object, in the platform namespace where no ownerReference can
-// reach it, has been deleted (and, when the definition says so, its
-// resources destroyed). Earlier versions held only instances that destroy,
-// with FinalizerDestroy; the reconciler swaps it for this one.
-func (Backend) Finalizer(*instance.Definition) string {
-	return appsv1alpha1.FinalizerTerraform
+// Finalizer implements instance.Finalizer: an instance whose definition
+// destroys its resources on deletion is held until tofu-controller has
+// destroyed them and let the Terraform object go, so that its deletion
+// waits for theirs. Any other instance goes at once, and the controller
+// deletes its Terraform object (which no ownerReference can reach in the
+// platform namespace) when it sees the instance go, or at its start if it
+// was not running (collectOrphans): a finalizer would cost every such
+// instance two writes of itself, and hold its namespace's deletion while
+// this controller is down, for nothing the watch does not already give. A
+// finalizer already on an instance stays until it is deleted. Earlier
+// versions' FinalizerDestroy is swapped for this one.
+func (Backend) Finalizer(def *instance.Definition) string {
+	if tb := def.Backend.Terraform; tb != nil && tb.DestroyResourcesOnDeletion {
+		return appsv1alpha1.FinalizerTerraform
+	}
+	return ""
 }
 
 // Build implements instance.Backend.

@@ -117,9 +117,9 @@ spec:
 	if spec["interval"] != "10m0s" || spec["approvePlan"] != "auto" || spec["destroyResourcesOnDeletion"] != false {
 		t.Fatalf("defaults not applied: %+v", spec)
 	}
-	// The Terraform object is out of the garbage collector's reach (another
-	// namespace), so every instance is held until it is gone.
-	if f := (Backend{}).Finalizer(minimal); f != appsv1alpha1.FinalizerTerraform {
+	// An instance that destroys nothing goes at once: the controller
+	// deletes its Terraform object after it.
+	if f := (Backend{}).Finalizer(minimal); f != "" {
 		t.Fatalf("Finalizer = %q for a definition that does not destroy", f)
 	}
 
