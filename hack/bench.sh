@@ -38,8 +38,9 @@
 # controllers. BENCH_SETTINGS="defaults shards gateway" picks the parts;
 # "kro" (not among the defaults: it builds kro, and its two settings take
 # some 25 minutes at 2,000) adds the nearest peer at the first size. The
-# Terraform delete likewise sends its requests alone before the terraform
-# controller starts (BENCH_DIRECT=0 skips both).
+# Terraform delete likewise sends its requests alone, on instances a
+# terraform controller settled and was then stopped, before the measured one
+# starts (BENCH_DIRECT=0 skips both).
 source "$(dirname "$0")/lib.sh"
 SIZES=${BENCH_SIZES:-${1:-2000}}
 PARTS=${BENCH_SETTINGS:-defaults shards gateway}
@@ -199,12 +200,21 @@ shape() {
   rm -f "${aprof}" "${dprof}"
   local profile=()
   [[ ${shape} != delete ]] || profile=(--apiserver-pprof-out "${aprof}")
-  # A Terraform delete's requests alone, sent by the bench before the
-  # terraform controller runs (BENCH_DIRECT=0 skips it).
+  # A Terraform delete's requests alone (BENCH_DIRECT=0 skips it): the
+  # terraform controller, run for this part alone, settles N instances, is
+  # stopped, and the bench deletes them with the requests the controller
+  # would send, so the objects are the pipeline's own.
   if [[ ${shape} == delete && ${backend} == terraform && ${BENCH_DIRECT:-1} != 0 ]]; then
-    bench --phase direct-delete --backend terraform --setting "${setting}, defaults" --n "${n}" \
-      --backend-kubeconfig "${DIR}/terraform.kubeconfig" --direct-out "${DIR}/direct.seconds" \
-      --apiserver-pprof-out "${dprof}" --pids "appdef=$(pid appdef)" --cpu "$(plane)" || failed=1
+    local direct=(--backend terraform --setting "${setting}, defaults" --n "${n}"
+      --backend-kubeconfig "${DIR}/terraform.kubeconfig" --direct-out "${DIR}/direct.seconds")
+    CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" terraform-direct terraform $((CPB + 20))
+    bench --phase direct-delete-setup "${direct[@]}" || failed=1
+    local p
+    p=$(pid terraform-direct)
+    kill -TERM -- "-${p}" 2>/dev/null || kill -TERM "${p}"
+    while kill -0 "${p}" 2>/dev/null; do sleep 0.1; done
+    bench --phase direct-delete "${direct[@]}" --apiserver-pprof-out "${dprof}" \
+      --pids "appdef=$(pid appdef)" --cpu "$(plane)" || failed=1
   fi
   # Its profiler gives the create shape the controller's live heap.
   CONTROLLER_ARGS="" "${ROOT}/hack/controllers.sh" start-as "${DIR}" "${backend}" "${backend}" $((CPB + 4)) \

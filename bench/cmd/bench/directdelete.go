@@ -11,7 +11,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/cozyplane/cozyplane/api/apps/v1alpha1"
@@ -19,69 +20,94 @@ import (
 	"github.com/cozyplane/cozyplane/bench/internal/measure"
 )
 
-// directDelete sends, for each of N Terraform-backed instances in turn, the
-// requests a deleted instance costs the pipeline, with no controller: the
-// tenant's DELETE of an instance the backend's finalizer holds (an update
-// that sets its deletionTimestamp), then, as the terraform controller's
-// identity, the DELETE of its Terraform object, on the condition of its uid
-// and version (as deleteBacking sends it: nothing holds the object, so it
-// goes at once), and the merge patch that takes the finalizer off the
-// instance, which the API server then deletes. The controller's patch also
-// carries the version its cache showed; the bench reads no version and
-// sends none. The instances, with the finalizer, and their Terraform
-// objects, of the controller's shape in the platform namespace, are made
-// beforehand, untimed, as an administrator. It writes T_direct, in seconds,
-// to --direct-out.
-func directDelete(ctx context.Context, c client.Client, label string) {
-	if *backend == "" || *directOut == "" {
-		measure.Check(fmt.Errorf("the direct-delete phase needs --backend-kubeconfig and --direct-out"))
-	}
-	if be.name != "terraform" {
-		measure.Check(fmt.Errorf("the direct-delete phase measures the terraform backend's deletion, not %s's", be.name))
-	}
+// directDeleteSetup makes N Terraform-backed instances in their own
+// namespace and waits until the terraform controller, run for this phase
+// alone, has written each one's Terraform object and status: the objects
+// the direct-delete phase then deletes are the pipeline's, to the byte
+// (status, managed fields, labels), since the API server's cost of a
+// request grows with the object it decodes and writes.
+func directDeleteSetup(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
+	checkDirectDelete()
 	setup(ctx, c)
+	namespaces(ctx, c, directNS)
+	fmt.Printf("== %s: %d Terraform-backed instances settled for the deletion's requests alone\n", label, *n)
+	settleInstances(ctx, c, scheme, directNS, 0, *n)
+}
+
+// directDelete sends, for each of the N instances directDeleteSetup
+// settled, with no controller running, the requests a deleted instance
+// costs the pipeline: the tenant's DELETE of the instance (which no
+// finalizer holds: the bench's definition destroys nothing, so it goes at
+// once), then, as the terraform controller's identity, the DELETE of its
+// Terraform object on the condition of its uid (as collectOrphans sends
+// it). It writes T_direct, in seconds, to --direct-out.
+func directDelete(ctx context.Context, c client.Client, label string) {
+	checkDirectDelete()
 	platform := be.namespace(directNS)
-	namespaces(ctx, c, platform)
 	_, _, bc := measure.Client(*backend, -1, 0, tfv1alpha2.AddToScheme)
-
-	insts := make([]*unstructured.Unstructured, *n)
-	tfs := make([]*unstructured.Unstructured, *n)
+	insts := listAll(ctx, c, benchGVK, directNS)
+	byName := map[string]*unstructured.Unstructured{}
+	for _, tf := range listAll(ctx, c, be.object, platform) {
+		byName[tf.GetLabels()[appsv1alpha1.LabelApplicationName]] = tf
+	}
+	if len(insts) != *n || len(byName) != *n {
+		measure.Check(fmt.Errorf("the direct-delete phase found %d instances and %d Terraform objects, not %d of each: run direct-delete-setup first", len(insts), len(byName), *n))
+	}
+	for _, inst := range insts {
+		if len(inst.GetFinalizers()) != 0 || byName[inst.GetName()] == nil {
+			measure.Check(fmt.Errorf("instance %s holds finalizers %v (or has no Terraform object): not the shape the pipeline deletes", inst.GetName(), inst.GetFinalizers()))
+		}
+	}
 	fmt.Printf("== %s: the deletion's requests alone, %d Terraform-backed instances, %d unthrottled client workers\n", label, *n, *workers)
-	measure.Parallel(*n, *workers, func(i int) {
-		inst := instance(i, directNS)
-		inst.SetFinalizers([]string{appsv1alpha1.FinalizerTerraform})
-		measure.Check(c.Create(ctx, inst))
-		tf := rawTerraform(i)
-		tf.SetNamespace(platform)
-		tf.SetLabels(map[string]string{appsv1alpha1.LabelApplicationKind: benchGVK.Kind, appsv1alpha1.LabelApplicationGroup: benchGVK.Group,
-			appsv1alpha1.LabelApplicationName: inst.GetName(), appsv1alpha1.LabelApplicationNamespace: directNS,
-			appsv1alpha1.LabelApplicationUID: string(inst.GetUID()), revLabel: firstRev})
-		measure.Check(c.Create(ctx, tf))
-		insts[i], tfs[i] = inst, tf
-	})
-
 	var cpuDirect measure.Tally
 	var profiled sync.WaitGroup
 	apiBefore := apiserverMetrics(ctx)
 	profileAPIServer(ctx, &profiled, "the requests alone", 20*time.Second)
-	unfinalize := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
 	t := timed("the deletion's requests alone", "instances", *n, &cpuDirect, func(i int) {
-		inst, tf := insts[i], tfs[i]
+		inst := insts[i]
+		tf := byName[inst.GetName()]
 		measure.Check(c.Delete(ctx, inst))
-		measure.Check(bc.Delete(ctx, tf, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: ptr(tf.GetUID()), ResourceVersion: ptr(tf.GetResourceVersion())}))
-		measure.Check(bc.Patch(ctx, inst, unfinalize))
+		measure.Check(bc.Delete(ctx, tf, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: ptr(tf.GetUID())}))
 	})
 	api := measure.AddDelta(nil, apiBefore, apiserverMetrics(ctx))
 	profiled.Wait()
 	fmt.Printf("  direct delete: %d instances' requests in %.1fs (%.0f/s)\n", *n, t.Seconds(), float64(*n)/t.Seconds())
 	measure.AppendRows(*results,
 		measure.Report(label, "delete: CPU seconds during the requests alone", cpuDirect.Format(goruntime.NumCPU())),
+		measure.Report(label, "delete: the requests alone, API requests per instance, watches aside", measure.RequestMix(nil, api, *n)),
 		measure.Report(label, "delete: the requests alone, watch events sent per instance, by kind", measure.WatchEventMix(nil, api, *n)))
 	measure.Check(os.WriteFile(*directOut, []byte(strconv.FormatFloat(t.Seconds(), 'f', 3, 64)), 0o644))
 	measure.WaitFor("the direct phase's instances and Terraform objects to go", 2*time.Minute, func() bool {
 		return countObjects(ctx, c, benchGVK, directNS) == 0 && countObjects(ctx, c, be.object, platform) == 0
 	})
+}
+
+// checkDirectDelete exits unless the flags name what the direct-delete
+// phases need.
+func checkDirectDelete() {
+	if *backend == "" || *directOut == "" {
+		measure.Check(fmt.Errorf("the direct-delete phases need --backend-kubeconfig and --direct-out"))
+	}
+	if be.name != "terraform" {
+		measure.Check(fmt.Errorf("the direct-delete phases measure the terraform backend's deletion, not %s's", be.name))
+	}
+}
+
+// listAll reads the objects of kind in namespace, whole, in pages.
+func listAll(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	next := ""
+	for {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+		measure.Check(c.List(ctx, l, client.InNamespace(namespace), client.Limit(5000), client.Continue(next)))
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+		if next = l.GetContinue(); next == "" {
+			return out
+		}
+	}
 }
 
 // directRows reports T_direct of the direct-delete phase beside the delete

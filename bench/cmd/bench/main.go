@@ -98,7 +98,7 @@ import (
 
 var (
 	kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the control plane")
-	phase      = flag.String("phase", "pipeline", "direct, pipeline, apiserver-metrics, restart, kro, create, fanout, delete (shapes.go), direct-delete (directdelete.go) or manykinds (manykinds.go)")
+	phase      = flag.String("phase", "pipeline", "direct, pipeline, apiserver-metrics, restart, kro, create, fanout, delete (shapes.go), direct-delete-setup and direct-delete (directdelete.go) or manykinds (manykinds.go)")
 	setting    = flag.String("setting", "defaults", "name of the controllers' settings, for the report")
 	n          = flag.Int("n", 2000, "instances")
 	workers    = flag.Int("workers", 16, "unthrottled client workers of the raw measurement and of the tenants' creates")
@@ -148,6 +148,8 @@ func main() {
 	switch *phase {
 	case "direct":
 		direct(ctx, c, label)
+	case "direct-delete-setup":
+		directDeleteSetup(ctx, c, scheme, label)
 	case "direct-delete":
 		directDelete(ctx, c, label)
 	case "pipeline":
