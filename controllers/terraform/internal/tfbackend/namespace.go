@@ -33,8 +33,9 @@ func (Backend) TargetNamespaceLabels(ns string) map[string]string {
 	}
 }
 
-// Finalizers implements instance.Finalizer: the finalizer of every instance
-// and the one earlier versions put on instances that destroy on deletion.
+// Finalizers implements instance.Finalizer: the finalizer of instances that
+// destroy on deletion (which earlier versions put on every instance), and
+// the one still earlier versions put on those that destroy.
 func (Backend) Finalizers() []string {
 	return []string{appsv1alpha1.FinalizerTerraform, appsv1alpha1.FinalizerDestroy}
 }
