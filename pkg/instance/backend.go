@@ -202,6 +202,12 @@ func (d *Definition) Labels() map[string]string {
 	return nil
 }
 
+// DestroysOnDeletion reports whether the definition's Terraform backend
+// destroys an instance's resources when it is deleted.
+func (d *Definition) DestroysOnDeletion() bool {
+	return d.Backend.Terraform != nil && d.Backend.Terraform.DestroyResourcesOnDeletion
+}
+
 // Resolve reads a definition for the backends. It fails when the definition
 // names no backend.
 func Resolve(obj *cozyv1alpha1.ApplicationDefinition) (*Definition, error) {

@@ -124,7 +124,7 @@ const testFinalizer = "test.cozystack.io/platform"
 func (platformBackend) Type() cozyv1alpha1.BackendType   { return cozyv1alpha1.BackendTerraform }
 func (platformBackend) TargetNamespace(ns string) string { return PlatformNamespaceName("p-", ns) }
 func (platformBackend) Finalizer(def *Definition) string {
-	if tb := def.Backend.Terraform; tb != nil && tb.DestroyResourcesOnDeletion {
+	if def.DestroysOnDeletion() {
 		return testFinalizer
 	}
 	return ""

@@ -163,17 +163,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	inst := &unstructured.Unstructured{}
 	inst.SetGroupVersionKind(req.GVK)
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
-		// Gone: the placement removes the backing object (with the garbage
-		// collector, when the instance controls it by ownerReference).
 		if apierrors.IsNotFound(err) {
-			readymetric.Forget(req.GVK.Kind, req.Namespace, req.Name)
-			r.statusWriter().Forget(req.GVK, req.NamespacedName)
-			if err := r.Components.Placement.gone(ctx, r, req); err != nil {
-				return ctrl.Result{}, err
-			}
-			r.deleted.Delete(req)
-			r.finalized.Forget(req)
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, r.gone(ctx, req)
 		}
 		return ctrl.Result{}, err
 	}
@@ -221,6 +212,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req dynamicwatch.Request) (c
 	}
 	recordReadiness(req.GVK.Kind, req.Namespace, req.Name, &status)
 	return reconcileerr.Result(rerr, r.foreignRecheck())
+}
+
+// gone handles a request whose instance the cache no longer holds: the
+// placement removes its backing objects (with the garbage collector, when
+// the instance controls them by ownerReference), and what was kept for the
+// instance is forgotten.
+func (r *Reconciler) gone(ctx context.Context, req dynamicwatch.Request) error {
+	readymetric.Forget(req.GVK.Kind, req.Namespace, req.Name)
+	r.statusWriter().Forget(req.GVK, req.NamespacedName)
+	if err := r.Components.Placement.gone(ctx, r, req); err != nil {
+		return err
+	}
+	r.deleted.Delete(req)
+	r.finalized.Forget(req)
+	return nil
 }
 
 func (r *Reconciler) foreignRecheck() time.Duration {

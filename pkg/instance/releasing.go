@@ -99,15 +99,10 @@ func (r *Reconciler) reconcileReleased(ctx context.Context, req dynamicwatch.Req
 	inst := &metav1.PartialObjectMetadata{}
 	inst.SetGroupVersionKind(req.GVK)
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.gone(ctx, req)
 		}
-		if err := r.Components.Placement.gone(ctx, r, req); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.deleted.Delete(req)
-		r.finalized.Forget(req)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, err
 	}
 	r.forgetEarlier(req, inst.GetUID())
 	if inst.GetDeletionTimestamp().IsZero() || !r.holdsOurs(inst) || r.behindFinalized(req, inst) {

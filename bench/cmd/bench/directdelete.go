@@ -93,21 +93,20 @@ func checkDirectDelete() {
 	}
 }
 
-// listAll reads the objects of kind in namespace, whole, in pages.
+// listAll reads the objects of kind in namespace, whole.
 func listAll(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
-	next := ""
-	for {
+	inPages(ctx, c, func() client.ObjectList {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
-		measure.Check(c.List(ctx, l, client.InNamespace(namespace), client.Limit(5000), client.Continue(next)))
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
+		return l
+	}, func(l client.ObjectList) {
+		items := l.(*unstructured.UnstructuredList).Items
+		for i := range items {
+			out = append(out, &items[i])
 		}
-		if next = l.GetContinue(); next == "" {
-			return out
-		}
-	}
+	}, client.InNamespace(namespace))
+	return out
 }
 
 // directRows reports T_direct of the direct-delete phase beside the delete

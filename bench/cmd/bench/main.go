@@ -482,16 +482,26 @@ func apiserverProfile(ctx context.Context, out string, d time.Duration) {
 // (once, after T: a controller reports on an instance after its backing
 // object, and this confirms the backing objects are stored).
 func countObjects(ctx context.Context, c client.Client, kind schema.GroupVersionKind, namespace string, more ...client.ListOption) int {
-	// In pages: one list of 100,000 objects outlasts the API server's
-	// request timeout.
-	n, next := 0, ""
-	for {
+	n := 0
+	inPages(ctx, c, func() client.ObjectList {
 		l := &metav1.PartialObjectMetadataList{}
 		l.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
-		measure.Check(c.List(ctx, l, append(more, client.InNamespace(namespace), client.Limit(5000), client.Continue(next))...))
-		n += len(l.Items)
+		return l
+	}, func(l client.ObjectList) { n += meta.LenList(l) }, append(more, client.InNamespace(namespace))...)
+	return n
+}
+
+// inPages lists, page by page, into a new list of newList each, and hands
+// each page to each: one list of 100,000 objects outlasts the API server's
+// request timeout.
+func inPages(ctx context.Context, c client.Client, newList func() client.ObjectList, each func(client.ObjectList), opts ...client.ListOption) {
+	next := ""
+	for {
+		l := newList()
+		measure.Check(c.List(ctx, l, append(opts, client.Limit(5000), client.Continue(next))...))
+		each(l)
 		if next = l.GetContinue(); next == "" {
-			return n
+			return
 		}
 	}
 }

@@ -106,7 +106,7 @@ func (Backend) TargetName(def *instance.Definition, inst *unstructured.Unstructu
 // finalizer already on an instance stays until it is deleted. Earlier
 // versions' FinalizerDestroy is swapped for this one.
 func (Backend) Finalizer(def *instance.Definition) string {
-	if tb := def.Backend.Terraform; tb != nil && tb.DestroyResourcesOnDeletion {
+	if def.DestroysOnDeletion() {
 		return appsv1alpha1.FinalizerTerraform
 	}
 	return ""
