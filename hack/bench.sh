@@ -110,7 +110,8 @@ pipeline() {
   echo 0 >"${DIR}/direct.seconds"
   [[ ${BENCH_DIRECT:-1} == 0 ]] ||
     bench --phase direct --setting "${setting}" --n "${n}" --backend-kubeconfig "${DIR}/helm.kubeconfig" \
-      --direct-out "${DIR}/direct.seconds" --pids "appdef=$(pid appdef)" --cpu "$(plane)"
+      --direct-out "${DIR}/direct.seconds" --pids "appdef=$(pid appdef)" --cpu "$(plane)" \
+      --apiserver-pprof-out "${CACHE}/bench-${setting}-${n}.direct.apiserver.cpu.pprof"
   CONTROLLER_ARGS="${args}" "${ROOT}/hack/controllers.sh" start-as "${DIR}" helm helm $((CPB + 4)) \
     --pprof-bind-address "127.0.0.1:$((CPB + 10))"
   # Where the time goes: a CPU profile of the helm controller during the pipeline.

@@ -115,7 +115,7 @@ var (
 	cpu        = flag.String("cpu", "", "name=pid,... of more processes (the API server, etcd) whose CPU time each phase reports, beside the controllers' and the bench's own")
 	pprofURL   = flag.String("pprof", "", "pipeline, restart and create phases: the instance controller's pprof base URL, profiled over the pipeline's middle round and the restart's first 60s; its live heap before and after the instances")
 	pprofOut   = flag.String("pprof-out", "", "where the CPU profile goes")
-	apiProfOut = flag.String("apiserver-pprof-out", "", "delete and direct-delete phases: a CPU profile of the API server over the whole middle pipeline run (as long as the first run, and 5s more), or over the first 20s of the requests alone, goes here")
+	apiProfOut = flag.String("apiserver-pprof-out", "", "delete, direct and direct-delete phases: a CPU profile of the API server over the whole middle pipeline run (as long as the first run, and 5s more), or over the first 20s of the requests alone, goes here")
 	heapOut    = flag.String("heap-out", "", "where the backend controller's heap profile goes, the last one its live heap was read from (empty: nowhere)")
 	backend    = flag.String("backend-kubeconfig", "", "direct and direct-delete phases: kubeconfig of the backend controller's identity")
 	directOut  = flag.String("direct-out", "", "direct and direct-delete phases: write T_direct, in seconds, to this file")
@@ -221,9 +221,9 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 		r = measure.RoundsFor(*n)
 	}
 	parts := measure.Rounds(*n, r)
-	spread := tenants(*n)
+	spread := tenants("", *n)
 	namespaces(ctx, c, spread...)
-	quotasCount(ctx, c, len(spread))
+	quotasCount(ctx, c, spread)
 	fmt.Printf("== %s: %d instances over %d tenant namespaces in %d rounds, each a round of raw creates and a round of the pipeline in turns; %d unthrottled client workers, etcd on tmpfs\n",
 		label, *n, len(spread), len(parts), *workers)
 
@@ -344,13 +344,13 @@ func pipeline(ctx context.Context, c client.Client, scheme *runtime.Scheme, labe
 	profiled.Wait()
 }
 
-// tenants names the tenant namespaces the pipeline's n instances are spread
-// over: a hundred instances each, at most 1,000 namespaces (the shape of a
-// platform with 100,000 instances), at least one.
-func tenants(n int) []string {
+// tenants names the tenant namespaces n instances are spread over: a
+// hundred instances each, at most 1,000 namespaces (the shape of a platform
+// with 100,000 instances), at least one; each named tenant-<part>NNNN.
+func tenants(part string, n int) []string {
 	names := make([]string, max(1, min(1000, n/100)))
 	for i := range names {
-		names[i] = fmt.Sprintf("tenant-%04d", i)
+		names[i] = fmt.Sprintf("tenant-%s%04d", part, i)
 	}
 	return names
 }
@@ -361,8 +361,12 @@ func tenants(n int) []string {
 // on every tenant's create is admitted against its quota, which the API
 // server updates with each create, as on a platform; no round may start
 // before.
-func quotasCount(ctx context.Context, c client.Client, tenants int) {
+func quotasCount(ctx context.Context, c client.Client, tenants []string) {
 	key := corev1.ResourceName("count/benches." + benchGVK.Group)
+	want := map[string]bool{}
+	for _, t := range tenants {
+		want[t] = true
+	}
 	measure.WaitFor("the tenant namespaces' quotas to count the instances", 5*time.Minute, func() bool {
 		l := &corev1.ResourceQuotaList{}
 		if c.List(ctx, l) != nil {
@@ -370,11 +374,11 @@ func quotasCount(ctx context.Context, c client.Client, tenants int) {
 		}
 		counted := 0
 		for _, q := range l.Items {
-			if _, ok := q.Status.Hard[key]; ok {
+			if _, ok := q.Status.Hard[key]; ok && want[q.Namespace] {
 				counted++
 			}
 		}
-		return counted >= tenants
+		return counted >= len(tenants)
 	})
 }
 
@@ -550,10 +554,13 @@ func instance(i int, namespace string) *unstructured.Unstructured {
 }
 
 // direct sends, for each of N instances in turn, the requests the pipeline
-// makes of the API server, with no controller: the tenant's create, then as
-// the helm controller's identity the HelmRelease (labels and owner reference
-// as the controller sets them), the status the controller's first reconcile
-// writes, and its Created event. Then it deletes what it made, so the
+// makes of the API server, with no controller: the tenant's create, in
+// tenant namespaces of their own spread and limited as the pipeline's (so
+// the API server updates their object-count quota with each create, as in
+// the pipeline), then as the helm controller's identity the HelmRelease
+// (labels and owner reference as the controller sets them), the status the
+// controller's first reconcile writes, and its Created event. Then it
+// deletes what it made, so the
 // pipeline runs on the same store size, and writes T_direct to --direct-out.
 func direct(ctx context.Context, c client.Client, label string) {
 	if *backend == "" || *directOut == "" {
@@ -564,13 +571,20 @@ func direct(ctx context.Context, c client.Client, label string) {
 	events, err := kubernetes.NewForConfig(cfg)
 	measure.Check(err)
 	host, _ := os.Hostname()
-	fmt.Printf("== %s: the pipeline's requests alone, %d instances, %d unthrottled client workers\n", label, *n, *workers)
+	spread := tenants("direct-", *n)
+	namespaces(ctx, c, spread...)
+	quotasCount(ctx, c, spread)
+	fmt.Printf("== %s: the pipeline's requests alone, %d instances over %d tenant namespaces, %d unthrottled client workers\n", label, *n, len(spread), *workers)
 	var cpuDirect measure.Tally
+	var profiled sync.WaitGroup
+	apiBefore := apiserverMetrics(ctx)
+	profileAPIServer(ctx, &profiled, "the requests alone", 20*time.Second)
 	t := timed("requests alone", "instances", *n, &cpuDirect, func(i int) {
-		inst := instance(i, directNS)
+		namespace := spread[i%len(spread)]
+		inst := instance(i, namespace)
 		measure.Check(c.Create(ctx, inst))
 		name := inst.GetName()
-		hr := release(name, directNS, map[string]string{"apps.cozystack.io/application.kind": benchGVK.Kind,
+		hr := release(name, namespace, map[string]string{"apps.cozystack.io/application.kind": benchGVK.Kind,
 			"apps.cozystack.io/application.group": benchGVK.Group, "apps.cozystack.io/application.name": name})
 		hr.OwnerReferences = []metav1.OwnerReference{{APIVersion: benchGVK.GroupVersion().String(), Kind: benchGVK.Kind,
 			Name: name, UID: inst.GetUID(), Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
@@ -593,30 +607,35 @@ func direct(ctx context.Context, c client.Client, label string) {
 		measure.Check(err)
 		patched := &unstructured.Unstructured{}
 		patched.SetGroupVersionKind(benchGVK)
-		patched.SetNamespace(directNS)
+		patched.SetNamespace(namespace)
 		patched.SetName(name)
 		measure.Check(bc.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body), client.FieldOwner("cozystack-helm")))
 		inst.SetResourceVersion(patched.GetResourceVersion())
-		_, err = events.EventsV1().Events(directNS).Create(ctx, &eventsv1.Event{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", name, time.Now().UnixNano()), Namespace: directNS},
+		_, err = events.EventsV1().Events(namespace).Create(ctx, &eventsv1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", name, time.Now().UnixNano()), Namespace: namespace},
 			EventTime:  metav1.NowMicro(), Type: "Normal", Reason: "Created", Action: "Apply",
 			Note:                "created HelmRelease " + hr.Name,
 			ReportingController: "cozystack-helm", ReportingInstance: "cozystack-helm-" + host,
 			Regarding: corev1.ObjectReference{APIVersion: benchGVK.GroupVersion().String(), Kind: benchGVK.Kind,
-				Namespace: directNS, Name: name, UID: inst.GetUID(), ResourceVersion: inst.GetResourceVersion()},
+				Namespace: namespace, Name: name, UID: inst.GetUID(), ResourceVersion: inst.GetResourceVersion()},
 		}, metav1.CreateOptions{})
 		measure.Check(err)
 	})
+	api := measure.AddDelta(nil, apiBefore, apiserverMetrics(ctx))
+	profiled.Wait()
 	fmt.Printf("  direct: %d instances' requests in %.1fs (%.0f/s)\n", *n, t.Seconds(), float64(*n)/t.Seconds())
 	measure.AppendRows(*results,
-		measure.Report(label, "CPU seconds during the requests alone", cpuDirect.Format(goruntime.NumCPU())))
+		measure.Report(label, "CPU seconds during the requests alone", cpuDirect.Format(goruntime.NumCPU())),
+		measure.Report(label, "the requests alone, API requests per instance, watches aside", measure.RequestMix(nil, api, *n)))
 	measure.Check(os.WriteFile(*directOut, []byte(strconv.FormatFloat(t.Seconds(), 'f', 3, 64)), 0o644))
 
 	// Drop what the phase made (as an administrator: a tenant may not delete
 	// backing objects).
-	for _, kind := range []schema.GroupVersionKind{benchGVK, helmv2.GroupVersion.WithKind("HelmRelease"),
-		eventsv1.SchemeGroupVersion.WithKind("Event")} {
-		deleteAll(ctx, c, kind, directNS)
+	for _, namespace := range spread {
+		for _, kind := range []schema.GroupVersionKind{benchGVK, helmv2.GroupVersion.WithKind("HelmRelease"),
+			eventsv1.SchemeGroupVersion.WithKind("Event")} {
+			deleteAll(ctx, c, kind, namespace)
+		}
 	}
 }
 
