@@ -173,9 +173,9 @@ func intern(s string) string {
 	return shared.intern(s).(string)
 }
 
-// shared holds the one copy of each repeated string. It is bounded: a fleet
-// of 10,000 instances and their backing objects, with a label value of their
-// own each, fills about a third of it.
+// shared holds the one copy of each repeated string. It is bounded; the
+// values of a label key that names the object it is on (one per instance)
+// stay out of it once the key is judged (labelValues).
 var shared = newStringTable(1 << 16)
 
 // stringTable maps a string to its shared copy, held in an interface: a
@@ -197,16 +197,22 @@ func newStringTable(limit int) *stringTable {
 }
 
 func (t *stringTable) intern(s string) any {
+	c, _ := t.internNew(s)
+	return c
+}
+
+// internNew is intern, and whether s was new to the table.
+func (t *stringTable) internNew(s string) (any, bool) {
 	t.mu.RLock()
 	c, ok := t.m[s]
 	t.mu.RUnlock()
 	if ok {
-		return c
+		return c, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c, ok := t.m[s]; ok {
-		return c
+		return c, false
 	}
 	if len(t.m) >= t.limit {
 		t.m = make(map[string]any, t.limit/4)
@@ -215,7 +221,7 @@ func (t *stringTable) intern(s string) any {
 	cs := strings.Clone(s)
 	c = cs
 	t.m[cs] = c
-	return c
+	return c, true
 }
 
 // Unpack returns the object o packs, as the API server sent it (but the

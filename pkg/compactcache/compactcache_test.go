@@ -447,3 +447,52 @@ func TestReader(t *testing.T) {
 		t.Fatalf("Get of metadata: %v, want it read by the cache", err)
 	}
 }
+
+func TestLabelValuesNamingTheirObjectAreNotShared(t *testing.T) {
+	tab := newStringTable(1 << 16)
+	v := &valueSharing{keys: map[string]*valueCount{}}
+	fresh := func(s string) string { return string([]byte(s)) } // a copy of its own, as a decode makes
+	var kinds []string
+	for i := range valueSample + 100 {
+		kinds = append(kinds, v.share(tab, "apps.cozystack.io/application.kind", fresh("Bench")))
+		v.share(tab, "apps.cozystack.io/application.name", fresh(fmt.Sprintf("app-%05d", i)))
+	}
+	for _, k := range kinds[1:] {
+		if unsafe.StringData(k) != unsafe.StringData(kinds[0]) {
+			t.Fatal("a value every object repeats is not shared")
+		}
+	}
+	if n := len(tab.m); n != valueSample+1 {
+		t.Errorf("the table holds %d strings, want %d: the kind, and the names looked at before the key was judged", n, valueSample+1)
+	}
+	name := fresh("app-99999")
+	if got := v.share(tab, "apps.cozystack.io/application.name", name); got != name || unsafe.StringData(got) != unsafe.StringData(name) {
+		t.Error("a value of a key whose values name their object was not kept as the object has it")
+	}
+	if _, ok := tab.m[name]; ok {
+		t.Error("a value of a key whose values name their object went into the table")
+	}
+	// A key whose values repeat half the time or more keeps being shared.
+	for i := range 2 * valueSample {
+		v.share(tab, "team", fresh(fmt.Sprintf("team-%d", i/2)))
+	}
+	a, b := v.share(tab, "team", fresh("team-3")), v.share(tab, "team", fresh("team-3"))
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("the values of a key that repeat half the time are not shared")
+	}
+}
+
+func TestLabelValuesFollowBoundedKeys(t *testing.T) {
+	tab := newStringTable(1 << 16)
+	v := &valueSharing{keys: map[string]*valueCount{}}
+	for i := range maxJudgedKeys + 10 {
+		v.share(tab, fmt.Sprintf("key-%d", i), "x")
+	}
+	if n := len(v.keys); n != maxJudgedKeys {
+		t.Fatalf("%d keys followed, want at most %d", n, maxJudgedKeys)
+	}
+	a, b := v.share(tab, "key-beyond", string([]byte("y"))), v.share(tab, "key-beyond", string([]byte("y")))
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("the values of a key beyond the bound are not shared, as every key's were")
+	}
+}

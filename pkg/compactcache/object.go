@@ -2,6 +2,8 @@ package compactcache
 
 import (
 	"slices"
+	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -51,8 +53,8 @@ func (o *Object) DeepCopyObject() k8sruntime.Object {
 	return &c
 }
 
-// labelList is m as keys and values in turn, by key, with shared strings;
-// nil when m is empty.
+// labelList is m as keys and values in turn, by key, with shared keys and
+// the values of keys whose values repeat (labelValues); nil when m is empty.
 func labelList(m map[string]string) []string {
 	if len(m) == 0 {
 		return nil
@@ -64,9 +66,73 @@ func labelList(m map[string]string) []string {
 	slices.Sort(keys)
 	l := make([]string, 0, 2*len(m))
 	for _, k := range keys {
-		l = append(l, intern(k), intern(m[k]))
+		l = append(l, intern(k), labelValues.share(shared, k, m[k]))
 	}
 	return l
+}
+
+// labelValues decides, label key by label key, whether the values are worth
+// sharing. A shared copy costs a table entry (some 150 bytes with the map's
+// slot, the boxed string and the copy), against the few bytes of a value
+// held twice: a key whose values repeat across objects (an application
+// kind, a group, a team) gains, a key whose value names the object it is on
+// (apps.cozystack.io/application.name on a backing object, one per
+// instance) only fills the table. A key is judged on its first
+// valueSample values: when more than half were new to the table, its values
+// are kept as the object has them from then on.
+var labelValues = &valueSharing{keys: map[string]*valueCount{}}
+
+// valueSample is how many values of a key are looked at before it is
+// judged; maxJudgedKeys bounds the keys followed (those beyond it are
+// shared, as every key was before).
+const (
+	valueSample   = 256
+	maxJudgedKeys = 4096
+)
+
+type valueSharing struct {
+	mu   sync.Mutex
+	keys map[string]*valueCount
+}
+
+type valueCount struct {
+	seen, fresh int
+	// unshared: the key was judged, and its values are not shared.
+	unshared bool
+}
+
+// share returns value, label key's value, shared through t unless key is
+// judged not worth it.
+func (v *valueSharing) share(t *stringTable, key, value string) string {
+	if value == "" {
+		return ""
+	}
+	v.mu.Lock()
+	c := v.keys[key]
+	if c == nil && len(v.keys) < maxJudgedKeys {
+		c = &valueCount{}
+		v.keys[strings.Clone(key)] = c
+	}
+	if c != nil && c.unshared {
+		v.mu.Unlock()
+		return value
+	}
+	v.mu.Unlock()
+	s, fresh := t.internNew(value)
+	if c != nil {
+		v.mu.Lock()
+		if c.seen < valueSample {
+			c.seen++
+			if fresh {
+				c.fresh++
+			}
+			if c.seen == valueSample && 2*c.fresh > valueSample {
+				c.unshared = true
+			}
+		}
+		v.mu.Unlock()
+	}
+	return s.(string)
 }
 
 // The fields an Object keeps (metav1.Object).
