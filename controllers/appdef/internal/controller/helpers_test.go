@@ -84,6 +84,23 @@ func get(t *testing.T, name string) *cozyv1alpha1.ApplicationDefinition {
 	return d
 }
 
+// update changes the definition called name as change says and writes it,
+// from a fresh read each time the API server answers Conflict: the
+// controller writes the definition's status meanwhile. It returns the
+// write's error otherwise (a refusal the caller expects included).
+func update(t *testing.T, name string, change func(*cozyv1alpha1.ApplicationDefinition)) error {
+	t.Helper()
+	var err error
+	for range 20 {
+		d := get(t, name)
+		change(d)
+		if err = k8s.Update(context.Background(), d); !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return err
+}
+
 // waitReason waits until the definition's Ready condition has the reason
 // (and the given status) for its latest generation.
 func waitReason(t *testing.T, name, reason string, st metav1.ConditionStatus) *cozyv1alpha1.ApplicationDefinition {

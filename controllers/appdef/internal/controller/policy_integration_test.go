@@ -49,9 +49,9 @@ func TestFreeFormTerraformKindGetsAPolicy(t *testing.T) {
 	_ = k8s.Delete(ctx, newInstance("ItFree", "good", nil))
 
 	// Closing the schema takes the kind out of the policy: CRD rules suffice.
-	d := get(t, def.Name)
-	d.Spec.Application.OpenAPISchema = `{"type":"object","properties":{"region":{"type":"string"}}}`
-	if err := k8s.Update(ctx, d); err != nil {
+	if err := update(t, def.Name, func(d *cozyv1alpha1.ApplicationDefinition) {
+		d.Spec.Application.OpenAPISchema = `{"type":"object","properties":{"region":{"type":"string"}}}`
+	}); err != nil {
 		t.Fatal(err)
 	}
 	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)

@@ -43,19 +43,20 @@ func TestSourceNotPlatformOwned(t *testing.T) {
 	}
 
 	// Ratcheting: the stored source stays acceptable while unchanged...
-	d.Spec.Backend.Helm.Prefix = "its-"
-	if err := k8s.Update(ctx, d); err != nil {
+	if err := update(t, def.Name, func(d *cozyv1alpha1.ApplicationDefinition) { d.Spec.Backend.Helm.Prefix = "its-" }); err != nil {
 		t.Fatalf("changing the prefix of a stored definition: %v", err)
 	}
 	// ...but a changed one is checked.
-	d.Spec.Backend.Helm.ValuesFrom = []helmv2.ValuesReference{{Kind: "Secret", Name: "overrides"}}
-	if err := k8s.Update(ctx, d); err == nil || !strings.Contains(err.Error(), "valuesFrom names Secret overrides") {
+	err = update(t, def.Name, func(d *cozyv1alpha1.ApplicationDefinition) {
+		d.Spec.Backend.Helm.ValuesFrom = []helmv2.ValuesReference{{Kind: "Secret", Name: "overrides"}}
+	})
+	if err == nil || !strings.Contains(err.Error(), "valuesFrom names Secret overrides") {
 		t.Fatalf("changing valuesFrom to another tenant-creatable name: %v, want the CRD's refusal", err)
 	}
 
-	d = get(t, def.Name)
-	d.Spec.Backend.Helm.ValuesFrom = []helmv2.ValuesReference{{Kind: "ConfigMap", Name: "cozystack-values-defaults"}}
-	if err := k8s.Update(ctx, d); err != nil {
+	if err := update(t, def.Name, func(d *cozyv1alpha1.ApplicationDefinition) {
+		d.Spec.Backend.Helm.ValuesFrom = []helmv2.ValuesReference{{Kind: "ConfigMap", Name: "cozystack-values-defaults"}}
+	}); err != nil {
 		t.Fatalf("fixing the definition: %v", err)
 	}
 	waitReason(t, def.Name, cozyv1alpha1.ReasonServed, metav1.ConditionTrue)
