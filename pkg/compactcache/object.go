@@ -108,29 +108,22 @@ func (v *valueSharing) share(t *stringTable, key, value string) string {
 		return ""
 	}
 	v.mu.Lock()
+	defer v.mu.Unlock()
 	c := v.keys[key]
 	if c == nil && len(v.keys) < maxJudgedKeys {
 		c = &valueCount{}
 		v.keys[strings.Clone(key)] = c
 	}
 	if c != nil && c.unshared {
-		v.mu.Unlock()
 		return value
 	}
-	v.mu.Unlock()
 	s, fresh := t.internNew(value)
-	if c != nil {
-		v.mu.Lock()
-		if c.seen < valueSample {
-			c.seen++
-			if fresh {
-				c.fresh++
-			}
-			if c.seen == valueSample && 2*c.fresh > valueSample {
-				c.unshared = true
-			}
+	if c != nil && c.seen < valueSample {
+		c.seen++
+		if fresh {
+			c.fresh++
 		}
-		v.mu.Unlock()
+		c.unshared = c.seen == valueSample && 2*c.fresh > valueSample
 	}
 	return s.(string)
 }
