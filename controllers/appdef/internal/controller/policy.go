@@ -89,8 +89,12 @@ func keyChecks(all []cozyv1alpha1.ApplicationDefinition, crds []apiextensionsv1.
 }
 
 // instanceKeysPolicy is the instance keys policy for these kinds. It matches
-// writes of every apps.cozystack.io resource, and its first match condition
-// narrows it to the listed plurals (no plural: it matches nothing). Each
+// writes of the listed plurals of apps.cozystack.io (no plural: only
+// NoFreeFormKind, which names no resource), and its first match condition
+// says the same again. The API server builds a policy's evaluation context
+// for every request its matchConstraints take in, before any match
+// condition: listing the plurals there keeps the writes of every other kind
+// (most kinds, whose schema the CRD validates) from paying for it. Each
 // match condition and validation of a kind's own policy is kept once; when
 // it does not apply to every listed kind, it is guarded by the plurals it
 // applies to. The result only depends on the set of checks, not on their
@@ -163,8 +167,17 @@ func instanceKeysPolicy(checks []keyCheck) *admissionregistrationv1.ValidatingAd
 		}}
 	}
 
-	return cozyschema.InstancePolicy(InstanceKeysPolicy, []string{"*"}, matchConditions, validations)
+	resources := plurals
+	if len(resources) == 0 {
+		resources = []string{NoFreeFormKind}
+	}
+	return cozyschema.InstancePolicy(InstanceKeysPolicy, resources, matchConditions, validations)
 }
+
+// NoFreeFormKind is the resource the instance keys policy matches when no
+// kind is free-form: a policy names at least one resource, and this one can
+// be no kind's plural (a plural is a DNS label, without parentheses).
+const NoFreeFormKind = "(none)"
 
 // celList is a CEL list literal of plurals (DNS labels: no quoting needed).
 func celList(plurals []string) string {

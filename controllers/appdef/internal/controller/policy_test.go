@@ -41,30 +41,37 @@ func TestInstanceKeysPolicy(t *testing.T) {
 		checks []keyCheck
 		// want: match conditions and validation expressions, in order
 		conds, vals []string
+		// want: the resources matchConstraints take in
+		resources []string
 	}{{
-		name:  "no kind matches nothing",
-		conds: []string{"request.resource.resource in []"},
-		vals:  []string{"true"},
+		name:      "no kind matches nothing",
+		conds:     []string{"request.resource.resource in []"},
+		resources: []string{NoFreeFormKind},
+		vals:      []string{"true"},
 	}, {
-		name:   "one Helm kind: its rules as they are",
-		checks: []keyCheck{{"aas", helm}},
-		conds:  []string{"request.resource.resource in ['aas']", specChanged},
-		vals:   []string{reserved},
+		name:      "one Helm kind: its rules as they are",
+		checks:    []keyCheck{{"aas", helm}},
+		conds:     []string{"request.resource.resource in ['aas']", specChanged},
+		vals:      []string{reserved},
+		resources: []string{"aas"},
 	}, {
-		name:   "Helm and Terraform kinds: the shared rule once, the Terraform rule guarded",
-		checks: []keyCheck{{"bbs", tf}, {"aas", helm}},
-		conds:  []string{"request.resource.resource in ['aas', 'bbs']", specChanged},
-		vals:   []string{reserved, "!(request.resource.resource in ['bbs']) || (" + variables + ")"},
+		name:      "Helm and Terraform kinds: the shared rule once, the Terraform rule guarded",
+		checks:    []keyCheck{{"bbs", tf}, {"aas", helm}},
+		conds:     []string{"request.resource.resource in ['aas', 'bbs']", specChanged},
+		vals:      []string{reserved, "!(request.resource.resource in ['bbs']) || (" + variables + ")"},
+		resources: []string{"aas", "bbs"},
 	}, {
-		name:   "two Terraform kinds and one Helm kind",
-		checks: []keyCheck{{"ccs", tf}, {"aas", helm}, {"bbs", tf}},
-		conds:  []string{"request.resource.resource in ['aas', 'bbs', 'ccs']", specChanged},
-		vals:   []string{reserved, "!(request.resource.resource in ['bbs', 'ccs']) || (" + variables + ")"},
+		name:      "two Terraform kinds and one Helm kind",
+		checks:    []keyCheck{{"ccs", tf}, {"aas", helm}, {"bbs", tf}},
+		conds:     []string{"request.resource.resource in ['aas', 'bbs', 'ccs']", specChanged},
+		vals:      []string{reserved, "!(request.resource.resource in ['bbs', 'ccs']) || (" + variables + ")"},
+		resources: []string{"aas", "bbs", "ccs"},
 	}, {
-		name:   "a plural listed twice (a renamed kind's old CRD) counts once",
-		checks: []keyCheck{{"bbs", tf}, {"bbs", tf}},
-		conds:  []string{"request.resource.resource in ['bbs']", specChanged},
-		vals:   []string{reserved, variables},
+		name:      "a plural listed twice (a renamed kind's old CRD) counts once",
+		checks:    []keyCheck{{"bbs", tf}, {"bbs", tf}},
+		conds:     []string{"request.resource.resource in ['bbs']", specChanged},
+		vals:      []string{reserved, variables},
+		resources: []string{"bbs"},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -87,7 +94,10 @@ func TestInstanceKeysPolicy(t *testing.T) {
 			}
 			rr := p.Spec.MatchConstraints.ResourceRules
 			if len(rr) != 1 || strings.Join(rr[0].APIGroups, ",") != "apps.cozystack.io" {
-				t.Errorf("matches %+v, want apps.cozystack.io only", rr)
+				t.Fatalf("matches %+v, want apps.cozystack.io only", rr)
+			}
+			if got, want := strings.Join(rr[0].Resources, ","), strings.Join(c.resources, ","); got != want {
+				t.Errorf("matches the resources %s, want %s", got, want)
 			}
 		})
 	}
