@@ -114,6 +114,7 @@ var RequiredPolicies = []string{
 	"cozyplane-namespace-host-label-policy",
 	"cozyplane-ns-labels-identity-policy",
 	"cozyplane-quota-identity-policy",
+	"cozyplane-quota-status-identity-policy",
 	"cozyplane-route-conflicts-identity-policy",
 	"cozyplane-route-hostname-policy",
 	"cozyplane-route-hostname-policy-grpc",

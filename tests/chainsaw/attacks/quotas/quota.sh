@@ -171,6 +171,18 @@ identity)
   $a deny $P "writes only its own ResourceQuota cozystack-instances" -- \
     kubectl -n "$t" "${appdef[@]}" label --dry-run=server resourcequota admin-extra app.kubernetes.io/managed-by=cozystack-appdef
   rq cozystack-instances "$t" cozystack-appdef | $a allow -- kubectl "${appdef[@]}" apply --server-side --field-manager=cozystack-appdef --dry-run=server -f -
+  # The status: only of its own quota (cozyplane-quota-status-identity-policy).
+  [[ "$(kubectl auth can-i patch resourcequotas/status -n kube-system "${appdef[@]}")" == yes ]] || { echo "RBAC does not let appdef write quota status: nothing to prove"; exit 1; }
+  # kubectl reads the status before it patches it, which appdef's role does
+  # not grant (patch only): a group of this namespace may read it, nothing more.
+  admin create role e2e-quota-status-reader --verb=get --resource=resourcequotas/status
+  admin create rolebinding e2e-quota-status-reader --role=e2e-quota-status-reader --group=e2e-quota-status-readers
+  reader=("${appdef[@]}" --as-group=e2e-quota-status-readers)
+  $a deny cozyplane-quota-status-identity-policy "writes the status only of its own ResourceQuota cozystack-instances" -- \
+    kubectl -n "$t" "${reader[@]}" patch --dry-run=server --subresource=status resourcequota admin-extra --type=merge \
+    -p '{"status":{"used":{"count/secrets":"0"}}}'
+  $a allow -- kubectl -n "$t" "${reader[@]}" patch --dry-run=server --subresource=status resourcequota "$Q" --type=merge \
+    -p '{"status":{"used":{"count/e2equotaapps.apps.cozystack.io":"0"}}}'
   rq cozystack-runner-pods "$t" cozystack-terraform | $a deny $P "only creates its ResourceQuota cozystack-runner-pods" -- \
     kubectl "${tf[@]}" create --dry-run=server -f -
   rq cozystack-runner-pods kube-system cozystack-terraform | $a deny $P "only creates its ResourceQuota cozystack-runner-pods" -- \
