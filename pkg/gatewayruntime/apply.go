@@ -36,11 +36,15 @@ type OwnedApplier struct {
 	// show yet is then met as AlreadyExists. A later write that sets the
 	// create's fields is a merge patch; one that sets others reads the
 	// object past the cache first (to hand the create's fields to the
-	// apply), and so does every write after it, since nothing here
-	// remembers the hand-over: it suits objects whose fields seldom change
-	// once made, Certificates and Issuers, not a Gateway whose listeners
-	// follow its routes.
+	// apply), and so does every write after it unless HandOvers remembers
+	// the hand-over.
 	PlainCreates bool
+	// HandOvers, with PlainCreates, remembers the objects of desired's kind
+	// whose create's fields were handed over, so that later writes to them
+	// read nothing first: for objects whose fields keep changing, such as
+	// a Gateway whose listeners follow its routes. Nil: none is remembered,
+	// which suits objects seldom changed once made (Certificates, Issuers).
+	HandOvers *ssa.HandOvers
 }
 
 // Apply server-side applies desired (controller owner: tgw) unless live
@@ -89,7 +93,10 @@ func (a OwnedApplier) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGate
 		liveU = &unstructured.Unstructured{Object: m}
 	}
 	applier := ssa.Applier{Client: a.Client, FieldManager: a.FieldManager}
-	if a.PlainCreates {
+	switch {
+	case a.PlainCreates && a.HandOvers != nil:
+		applier.Creates = a.HandOvers
+	case a.PlainCreates:
 		applier.Creates = a.APIReader
 	}
 	res, err := Apply(ctx, applier, u, liveU)

@@ -36,8 +36,9 @@ type Base struct {
 	Name string
 	// Recorder records events (nil: none).
 	Recorder events.EventRecorder
-	// PlainCreates: see OwnedApplier.PlainCreates.
+	// PlainCreates, HandOvers: see OwnedApplier.
 	PlainCreates bool
+	HandOvers    *ssa.HandOvers
 }
 
 // NewBase is the Base of the controller name running in mgr.
@@ -74,7 +75,8 @@ func (b Base) Apply(ctx context.Context, tgw *gatewayv1alpha1.TenantGateway, des
 	if !found {
 		live = nil
 	}
-	return OwnedApplier{Client: b.Client, APIReader: b.APIReader, FieldManager: b.Name, Events: b.Events(), PlainCreates: b.PlainCreates}.
+	return OwnedApplier{Client: b.Client, APIReader: b.APIReader, FieldManager: b.Name, Events: b.Events(), PlainCreates: b.PlainCreates,
+		HandOvers: b.HandOvers}.
 		Apply(ctx, tgw, desired, gvk, live)
 }
 

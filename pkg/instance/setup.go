@@ -58,9 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Workers = 1
 	}
 	r.Components = r.Components.withDefaults()
-	done := &handedOver{}
-	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.Name,
-		Creates: handOverReader{cache: r.Client, api: r.APIReader, done: done}}
+	r.applier = ssa.Applier{Client: r.Client, FieldManager: r.Name, Creates: ssa.NewHandOvers(r.APIReader)}
 	r.defs = newRegistry()
 	r.watches = dynamicwatch.New(mgr.GetCache())
 

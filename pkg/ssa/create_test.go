@@ -115,7 +115,7 @@ func TestCreates(t *testing.T) {
 	})
 
 	t.Run("an apply of the create's shape needs no hand-over", func(t *testing.T) {
-		reads := &ledgerReader{Reader: c}
+		reads := &ledgerReader{HandOvers: NewHandOvers(c)}
 		a := Applier{Client: c, FieldManager: "m", Creates: reads}
 		key := client.ObjectKey{Namespace: "default", Name: "shaped"}
 		if res, err := a.Apply(ctx, cm("shaped", map[string]any{"app": "x", "tier": "gold"}), nil); err != nil || res != Created {
@@ -167,6 +167,33 @@ func TestCreates(t *testing.T) {
 		}
 		if reads.gets != 1 || reads.none[key] != 1 {
 			t.Fatalf("the hand-over read %d times and told the ledger %d times, want 1 and 1", reads.gets, reads.none[key])
+		}
+		// Handed over and remembered: a later apply of yet another shape
+		// reads nothing first.
+		if res, err := a.Apply(ctx, cm("shaped", map[string]any{"app": "y", "zone": "a"}), after); err != nil || res != Updated {
+			t.Fatalf("apply after the hand-over: %v %v", res, err)
+		}
+		if reads.gets != 1 {
+			t.Fatalf("an apply after the hand-over read the object: %d reads, want 1", reads.gets)
+		}
+		after = get("shaped")
+		if l := after.GetLabels(); len(l) != 2 || l["app"] != "y" || l["zone"] != "a" {
+			t.Fatalf("labels after the apply: %v, want app=y and zone=a", l)
+		}
+		// A restart remembers nothing: the first apply reads once more,
+		// finds nothing to hand over, and writes no hand-over patch.
+		restarted := &ledgerReader{HandOvers: NewHandOvers(c)}
+		b := Applier{Client: c, FieldManager: "m", Creates: restarted}
+		if res, err := b.Apply(ctx, cm("shaped", map[string]any{"app": "z"}), after); err != nil || res != Updated {
+			t.Fatalf("apply after a restart: %v %v", res, err)
+		}
+		if restarted.gets != 1 || restarted.none[key] != 1 {
+			t.Fatalf("after a restart the apply read %d times and told the ledger %d times, want 1 and 1", restarted.gets, restarted.none[key])
+		}
+		// An object made anew under the name is read again.
+		restarted.Forget(key)
+		if restarted.HandedOver(key) {
+			t.Fatal("Forget left the object remembered")
 		}
 	})
 
@@ -245,16 +272,16 @@ func TestCreates(t *testing.T) {
 }
 
 // ledgerReader counts its reads and what an Applier tells it as
-// CreateEntries.
+// CreateEntries, and remembers as HandOvers does.
 type ledgerReader struct {
-	client.Reader
+	*HandOvers
 	gets        int
 	maybe, none map[client.ObjectKey]int
 }
 
 func (r *ledgerReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	r.gets++
-	return r.Reader.Get(ctx, key, obj, opts...)
+	return r.HandOvers.Get(ctx, key, obj, opts...)
 }
 
 func (r *ledgerReader) MayHaveCreateEntry(key client.ObjectKey) {
@@ -262,6 +289,7 @@ func (r *ledgerReader) MayHaveCreateEntry(key client.ObjectKey) {
 		r.maybe = map[client.ObjectKey]int{}
 	}
 	r.maybe[key]++
+	r.HandOvers.MayHaveCreateEntry(key)
 }
 
 func (r *ledgerReader) HasNoCreateEntry(key client.ObjectKey) {
@@ -269,4 +297,5 @@ func (r *ledgerReader) HasNoCreateEntry(key client.ObjectKey) {
 		r.none = map[client.ObjectKey]int{}
 	}
 	r.none[key]++
+	r.HandOvers.HasNoCreateEntry(key)
 }

@@ -90,9 +90,8 @@ type Applier struct {
 }
 
 // CreateEntries is an optional interface of Applier.Creates: a reader that
-// remembers which objects have no create entry left can answer for them
-// from a cache (which holds no managed fields, so no hand-over is found),
-// sparing the read of the API server before each later apply.
+// remembers which objects have no create entry left spares the read of the
+// API server before each later apply to them (HandOvers is one).
 type CreateEntries interface {
 	// MayHaveCreateEntry says that the object at key may have a create
 	// entry: Apply just created it, or it carries the create's mark.
@@ -100,6 +99,10 @@ type CreateEntries interface {
 	// HasNoCreateEntry says that an apply to the object at key succeeded
 	// after the hand-over: no create entry is left.
 	HasNoCreateEntry(client.ObjectKey)
+	// HandedOver says whether the object at key was told HasNoCreateEntry
+	// and not MayHaveCreateEntry since: an apply to it without the create's
+	// mark then hands nothing over and reads nothing first.
+	HandedOver(client.ObjectKey) bool
 }
 
 // CreateManager is the field manager under which an Applier of field manager
@@ -214,8 +217,10 @@ func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstruct
 	}
 	handOver, patched := false, false
 	if live != nil && a.Creates != nil {
+		mark, marked := live.GetAnnotations()[a.ShapeAnnotation()]
 		handOver = true
-		if mark, marked := live.GetAnnotations()[a.ShapeAnnotation()]; marked {
+		switch {
+		case marked:
 			if entries != nil {
 				entries.MayHaveCreateEntry(objKey) // read it past any cache
 			}
@@ -224,14 +229,17 @@ func (a Applier) Apply(ctx context.Context, desired, live *unstructured.Unstruct
 				return Unchanged, err
 			}
 			handOver = mark != shape
+		case entries != nil && entries.HandedOver(objKey):
+			handOver = false
 		}
-		if handOver {
+		switch {
+		case handOver:
 			rv, err := a.upgradeCreated(ctx, desired, live, precondition)
 			if err != nil {
 				return Unchanged, err
 			}
 			precondition = rv
-		} else {
+		case marked:
 			var err error
 			if patched, err = a.patchCreated(ctx, desired, live, precondition); err != nil {
 				return Unchanged, err

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,6 +61,11 @@ type Reconciler struct {
 	// BatchWindow is how long a change waits for the changes that follow
 	// it before the reconcile they share (gatewayruntime.Batch; 0: none).
 	BatchWindow time.Duration
+
+	// gateways remembers the Gateways whose plain create's fields were
+	// handed over to this controller's apply (set by SetupWithManager;
+	// nil: each such write reads the Gateway first).
+	gateways *ssa.HandOvers
 }
 
 // DefaultBatchWindow is BatchWindow unless set: a new tenant's
@@ -87,6 +93,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Namespace{}, indexGatewayOwner, gatewayOwner); err != nil {
 		return fmt.Errorf("indexing namespaces: %w", err)
 	}
+	r.gateways = ssa.NewHandOvers(r.APIReader)
 	batch := gatewayruntime.NewBatch(r.BatchWindow)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("gateway-listeners").
@@ -116,12 +123,12 @@ func (r *Reconciler) reconcileOne(ctx context.Context, req ctrl.Request) error {
 	var tgw gatewayv1alpha1.TenantGateway
 	if err := r.Client.Get(ctx, req.NamespacedName, &tgw); err != nil {
 		if apierrors.IsNotFound(err) {
-			readymetric.Forget(gatewayruntime.TenantGatewayGVK.Kind, req.Namespace, req.Name)
+			r.forget(req.NamespacedName)
 		}
 		return client.IgnoreNotFound(err)
 	}
 	if !tgw.DeletionTimestamp.IsZero() {
-		readymetric.Forget(gatewayruntime.TenantGatewayGVK.Kind, req.Namespace, req.Name)
+		r.forget(req.NamespacedName)
 		return nil
 	}
 	ctx, writes := gatewayruntime.WithWrites(ctx)
@@ -133,6 +140,14 @@ func (r *Reconciler) reconcileOne(ctx context.Context, req ctrl.Request) error {
 		return errors.Join(err, werr)
 	}
 	return err
+}
+
+// forget drops what is kept of the TenantGateway at key once it goes.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	readymetric.Forget(gatewayruntime.TenantGatewayGVK.Kind, key.Namespace, key.Name)
+	if r.gateways != nil {
+		r.gateways.Forget(client.ObjectKey{Namespace: key.Namespace, Name: names.Gateway(key.Name)})
+	}
 }
 
 // listeners is what the phases of one reconcile learn and pass on.
@@ -265,18 +280,24 @@ func (r *Reconciler) applyObjects(ctx context.Context, l *listeners) error {
 	desiredGW := gateway.DesiredGateway(gateway.GatewayInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace,
 		GatewayClassName: tgw.Spec.EffectiveGatewayClassName(), Listeners: l.listeners, ManagedBy: r.Name})
+	// Both objects are created with a plain create
+	// (OwnedApplier.PlainCreates): one request where an apply that creates
+	// costs the API server three times as much, and no read first to
+	// confirm the absence of an object the cache does not show. The
+	// Gateway's listeners follow its routes, so its hand-overs are
+	// remembered (r.gateways); the redirect route changes only with the
+	// apex.
+	plain := r.Base
+	plain.PlainCreates = true
+	gw := plain
+	gw.HandOvers = r.gateways
 	var err error
-	if l.applied, err = r.Apply(ctx, tgw, desiredGW, gatewayGVK, l.gw, l.gw != nil); err != nil {
+	if l.applied, err = gw.Apply(ctx, tgw, desiredGW, gatewayGVK, l.gw, l.gw != nil); err != nil {
 		return err
 	}
 	l.written = desiredGW
 	redirect := gateway.DesiredRedirectRoute(gateway.RedirectRouteInput{
 		TenantGateway: tgw.Name, Namespace: tgw.Namespace, Apex: tgw.Spec.Apex, ManagedBy: r.Name})
-	// The redirect route changes only with the apex: it is created with a
-	// plain create (OwnedApplier.PlainCreates), which spares the read that
-	// confirms the absence of an object the cache does not show.
-	plain := r.Base
-	plain.PlainCreates = true
 	_, err = plain.Apply(ctx, tgw, redirect, httpRouteGVK, l.route, l.route != nil)
 	return err
 }
