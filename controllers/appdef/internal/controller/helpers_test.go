@@ -19,7 +19,10 @@ import (
 	"github.com/cozyplane/cozyplane/pkg/testenv"
 )
 
-const timeout = 30 * time.Second
+// timeout bounds each wait on the shared control plane. It is generous: the
+// unit tests of every module run at once, and a CRD's deletion (its
+// instances cleaned up first) can take the API server many seconds then.
+const timeout = 90 * time.Second
 
 func newHelmDef(name, kind, plural, schema string) *cozyv1alpha1.ApplicationDefinition {
 	return &cozyv1alpha1.ApplicationDefinition{
