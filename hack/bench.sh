@@ -62,6 +62,14 @@ RESULTS="${DIR}.results.tsv"
 export RESYNC_PERIOD=10h
 # The API server serves /debug/pprof, so the bench can show where its time goes.
 export APISERVER_PROFILING=true
+# The API server's watch cache consistency check (DetectCacheInconsistency, on
+# by default since Kubernetes 1.34) lists every cached kind from etcd every 5
+# to 7.5 minutes and compares it with the cache: seconds of CPU at tens of
+# thousands of objects, landing in whichever part of a run it falls into. It
+# costs a cluster the same whoever its clients are, so both sides of every
+# ratio are measured without it (docs/performance.md, "The measure without the
+# API server's consistency check").
+export APISERVER_FEATURE_GATES=DetectCacheInconsistency=false
 # Each controller runs with the Go soft memory limit a pod with its chart's
 # memory limit sets (hack/controllers.sh memory_env: the limit less 64 MiB, at
 # least half of it, as pkg/manager/memlimit.go SoftMemoryLimit), and its peak

@@ -19,7 +19,8 @@
 # the platform or its neighbours are installed); `crds` installs them later.
 # CONTROLLER_MANAGER_QPS (default 20, kube-controller-manager's own) is the
 # controller manager's client rate, its burst twice that, for a bench that
-# deletes thousands of owners at once.
+# deletes thousands of owners at once. APISERVER_FEATURE_GATES (default none)
+# is passed to kube-apiserver's --feature-gates.
 source "$(dirname "$0")/lib.sh"
 
 cmd=${1:-up}
@@ -161,7 +162,8 @@ up() {
     --authorization-mode RBAC --service-cluster-ip-range 10.0.0.0/24 \
     --enable-admission-plugins NamespaceLifecycle,ServiceAccount,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,MutatingAdmissionWebhook \
     --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
-    --profiling="${APISERVER_PROFILING:-false}" --v=1
+    --profiling="${APISERVER_PROFILING:-false}" --v=1 \
+    ${APISERVER_FEATURE_GATES:+--feature-gates="${APISERVER_FEATURE_GATES}"}
   wait_for kube-apiserver 120 kubectl --kubeconfig "${KUBECONFIG_FILE}" get --raw /readyz
 
   start kube-controller-manager kube-controller-manager \
