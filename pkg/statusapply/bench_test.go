@@ -23,7 +23,7 @@ import (
 // reports the API server's CPU per write: its process's, so run it alone,
 // with -benchtime=2000x or so (each write needs a Widget made beforehand,
 // outside the figure). Each Widget carries the spec of the bench's instances
-// ({"replicas": 1}) and the labels a tenant's create gives one.
+// ({"replicas": 1}) and two labels.
 func BenchmarkStatusWrite(b *testing.B) {
 	for _, mode := range []struct {
 		name   string
