@@ -57,13 +57,13 @@ func BenchmarkStatusWrite(b *testing.B) {
 			part := Part{Conditions: []metav1.Condition{cond("Ready", metav1.ConditionUnknown), cond("Reconciling", metav1.ConditionTrue)},
 				AllConditions: true, Fields: map[string]any{"observedGeneration": int64(1),
 					"backend": map[string]any{"type": "Helm", "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "bench"}}}
-			pid := apiServerPID(b)
-			before := processCPU(b, pid)
-			b.ResetTimer()
 			status, err := PatchOf(nil, part) // from no status: the status whole
 			if err != nil {
 				b.Fatal(err)
 			}
+			pid := apiServerPID(b)
+			before := processCPU(b, pid)
+			b.ResetTimer()
 			for _, u := range objs {
 				if mode.update {
 					u.SetManagedFields(nil) // the server keeps its own
