@@ -28,14 +28,15 @@ const (
 // kroDefinition is the ResourceGraphDefinition of KroBench: the bench
 // definition's schema (replicas, an integer with the default 1) and, for each
 // instance, the HelmRelease the helm controller makes of a bench instance
-// (release: name, chart, strategies, annotation, labels of the same size),
-// with the instance's spec as its values. kro reports on the instance in its
+// (release: name, chart, strategies, release records, annotations, labels of
+// the same size), with the instance's spec as its values. kro reports on the instance in its
 // status (state ACTIVE once the HelmRelease is applied).
 func kroDefinition() *unstructured.Unstructured {
 	const name = "${schema.metadata.name}"
 	hr := release(name, "", map[string]string{"bench.cozystack.io/application.kind": kroGVK.Kind,
 		"bench.cozystack.io/application.group": kroGVK.Group, "bench.cozystack.io/application.name": name})
 	hr.SetGroupVersionKind(helmv2.GroupVersion.WithKind("HelmRelease"))
+	hr.Spec.StorageNamespace = storageNamespace(kroNS)
 	t, err := runtime.DefaultUnstructuredConverter.ToUnstructured(hr)
 	measure.Check(err)
 	delete(t, "status")
@@ -75,7 +76,8 @@ func kroActive(o client.Object) bool {
 // targets are this project's. kro's efficiency is far from the pipeline's, so
 // one raw pass (not rounds in turns) measures it well enough.
 func peerKro(ctx context.Context, c client.Client, scheme *runtime.Scheme, label string) {
-	namespaces(ctx, c, rawNS, kroNS)
+	rawNamespace(ctx, c)
+	namespaces(ctx, c, kroNS)
 	measure.Check(client.IgnoreAlreadyExists(c.Create(ctx, kroDefinition())))
 	measure.WaitFor("ResourceGraphDefinition "+kroRGD+" Active", 2*time.Minute, func() bool {
 		d := &unstructured.Unstructured{}

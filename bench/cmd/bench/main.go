@@ -176,7 +176,8 @@ func main() {
 // setup creates the bench's namespaces and its definition, of the backend
 // of --backend, and waits until the definition is served.
 func setup(ctx context.Context, c client.Client) {
-	namespaces(ctx, c, rawNS, ns, directNS)
+	rawNamespace(ctx, c)
+	namespaces(ctx, c, ns, directNS)
 	def := &cozyv1alpha1.ApplicationDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: cozyv1alpha1.ApplicationDefinitionSpec{
@@ -191,6 +192,21 @@ func setup(ctx context.Context, c client.Client) {
 		return c.Get(ctx, types.NamespacedName{Name: "bench"}, d) == nil && meta.IsStatusConditionTrue(d.Status.Conditions, "Ready")
 	})
 	warmUp(ctx, c, map[string]client.Object{benchGVK.Kind: instance(0, ns), be.object.Kind: be.raw(0)})
+}
+
+// rawOwner is the owner reference of the raw side's backing objects: the
+// namespace rawNS, which lives as long as they do. The controller's
+// HelmReleases carry one to their instance; the raw ones carry one of the
+// same shape, so both sides store, serve and collect objects of one size.
+var rawOwner metav1.OwnerReference
+
+// rawNamespace creates rawNS if it does not exist yet and sets rawOwner.
+func rawNamespace(ctx context.Context, c client.Client) {
+	namespaces(ctx, c, rawNS)
+	n := &corev1.Namespace{}
+	measure.Check(c.Get(ctx, types.NamespacedName{Name: rawNS}, n))
+	rawOwner = metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: rawNS, UID: n.UID,
+		Controller: ptr(true), BlockOwnerDeletion: ptr(true)}
 }
 
 // namespaces creates the namespaces of names that do not exist yet.
@@ -510,23 +526,25 @@ func inPages(ctx context.Context, c client.Client, newList func() client.ObjectL
 	}
 }
 
-// rawRelease is a HelmRelease of the controller's shape and size. Its label
-// keys differ from the application labels by their prefix only, so the
-// controller neither caches nor reconciles it: the raw measurement is the API
-// server's alone.
+// rawRelease is a HelmRelease of the controller's shape and size, owned by
+// rawNS (rawOwner). Its label keys differ from the application labels by
+// their prefix only, so the controller neither caches nor reconciles it: the
+// raw measurement is the API server's alone.
 func rawRelease(i int) *helmv2.HelmRelease {
 	name := fmt.Sprintf("app-%05d", i)
-	return release(name, rawNS, map[string]string{
+	hr := release(name, rawNS, map[string]string{
 		"bench.cozystack.io/application.kind": "Raw", "bench.cozystack.io/application.group": "apps.cozystack.io",
 		"bench.cozystack.io/application.name": name, revLabel: firstRev})
+	hr.OwnerReferences = []metav1.OwnerReference{rawOwner}
+	return hr
 }
 
 // release is the HelmRelease the helm controller makes of the bench's
 // instance name (docs/helm-backend.md): the definition's prefix and chart, the
 // instance's values with the schema's default, and the annotations with the
 // hash of what was applied and the shape of what was created (placeholders of
-// the hashes' length). The caller adds the labels and, for the controller's
-// shape, the owner reference.
+// the hashes' length), and the release records in the platform namespace of
+// namespace (none for namespace ""). The caller adds the owner reference.
 func release(name, namespace string, labels map[string]string) *helmv2.HelmRelease {
 	retry, timeout := &metav1.Duration{Duration: 30 * time.Second}, &metav1.Duration{Duration: 10 * time.Minute}
 	onFailure := string(helmv2.ActionStrategyRetryOnFailure)
@@ -535,12 +553,22 @@ func release(name, namespace string, labels map[string]string) *helmv2.HelmRelea
 			Annotations: map[string]string{"cozystack.io/applied-hash.cozystack-helm": strings.Repeat("0", 24),
 				"cozystack.io/created-shape.cozystack-helm": strings.Repeat("0", 24)}},
 		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: 5 * time.Minute}, MaxHistory: ptr(5),
-			ChartRef:   &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"},
-			Values:     &apiextensionsv1.JSON{Raw: []byte(`{"replicas":1}`)},
-			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: "cozystack-values"}},
-			Install:    &helmv2.Install{Timeout: timeout, Strategy: &helmv2.InstallStrategy{Name: onFailure, RetryInterval: retry}},
-			Upgrade:    &helmv2.Upgrade{Timeout: timeout, Strategy: &helmv2.UpgradeStrategy{Name: onFailure, RetryInterval: retry}}},
+			ChartRef:         &helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "bench", Namespace: "cozy-system"},
+			Values:           &apiextensionsv1.JSON{Raw: []byte(`{"replicas":1}`)},
+			ValuesFrom:       []helmv2.ValuesReference{{Kind: "Secret", Name: "cozystack-values"}},
+			Install:          &helmv2.Install{Timeout: timeout, Strategy: &helmv2.InstallStrategy{Name: onFailure, RetryInterval: retry}},
+			Upgrade:          &helmv2.Upgrade{Timeout: timeout, Strategy: &helmv2.UpgradeStrategy{Name: onFailure, RetryInterval: retry}},
+			StorageNamespace: storageNamespace(namespace)},
 	}
+}
+
+// storageNamespace is the spec.storageNamespace the helm controller gives
+// the HelmReleases of namespace (helmbackend.StorageNamespaceOf).
+func storageNamespace(namespace string) string {
+	if namespace == "" {
+		return ""
+	}
+	return appsv1alpha1.PlatformNamespaceName(appsv1alpha1.HelmStorageNamespacePrefix, namespace)
 }
 
 // instance is the i-th instance a tenant creates in namespace.

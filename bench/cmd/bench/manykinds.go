@@ -59,7 +59,8 @@ func manyKinds(ctx context.Context, c client.Client, scheme *runtime.Scheme, lab
 	}
 	per := *n / k
 	total := per * k
-	namespaces(ctx, c, rawNS, ns)
+	rawNamespace(ctx, c)
+	namespaces(ctx, c, ns)
 	fmt.Printf("== %s: %d definitions x %d instances, %d runs against as many raw HelmReleases; %d unthrottled client workers\n",
 		label, k, per, measure.Runs, *workers)
 	measure.Quiet("serving the definitions")
