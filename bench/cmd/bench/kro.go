@@ -29,8 +29,8 @@ const (
 // definition's schema (replicas, an integer with the default 1) and, for each
 // instance, the HelmRelease the helm controller makes of a bench instance
 // (release: name, chart, strategies, release records, annotations, labels of
-// the same size), with the instance's spec as its values. kro reports on the instance in its
-// status (state ACTIVE once the HelmRelease is applied).
+// the same size), with the instance's spec as its values. kro reports on the
+// instance in its status (state ACTIVE once the HelmRelease is applied).
 func kroDefinition() *unstructured.Unstructured {
 	const name = "${schema.metadata.name}"
 	hr := release(name, "", map[string]string{"bench.cozystack.io/application.kind": kroGVK.Kind,
