@@ -1,6 +1,7 @@
 package compactcache
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ type Object struct {
 	// labels are the keys and values in turn, by key.
 	labels     []string
 	finalizers []string
+	// annotations are a watch bookmark's (ParseBookmark), which tell the
+	// end of a watch's initial events; a stored object's are packed.
+	annotations map[string]string
 	// Packed is every other field as JSON ("metadata" holding the metadata
 	// fields not in Decoded), compressed against its kind's dictionary
 	// (dict.go).
@@ -50,6 +54,7 @@ func (o *Object) DeepCopyObject() k8sruntime.Object {
 	c.deletionTimestamp = o.deletionTimestamp.DeepCopy()
 	c.labels = slices.Clone(o.labels)
 	c.finalizers = slices.Clone(o.finalizers)
+	c.annotations = maps.Clone(o.annotations)
 	return &c
 }
 
@@ -161,6 +166,10 @@ func (o *Object) GetLabels() map[string]string {
 // SetLabels implements metav1.Object.
 func (o *Object) SetLabels(labels map[string]string) { o.labels = labelList(labels) }
 
+// GetAnnotations implements metav1.Object: a watch bookmark's annotations
+// (ParseBookmark); a stored object's are packed, read from an unpacked copy.
+func (o *Object) GetAnnotations() map[string]string { return o.annotations }
+
 // The packed fields: read from an unpacked copy (see Object).
 
 func (o *Object) GetGenerateName() string                       { return "" }
@@ -171,7 +180,6 @@ func (o *Object) GetCreationTimestamp() metav1.Time             { return metav1.
 func (o *Object) SetCreationTimestamp(metav1.Time)              {}
 func (o *Object) GetDeletionGracePeriodSeconds() *int64         { return nil }
 func (o *Object) SetDeletionGracePeriodSeconds(*int64)          {}
-func (o *Object) GetAnnotations() map[string]string             { return nil }
 func (o *Object) SetAnnotations(map[string]string)              {}
 func (o *Object) GetOwnerReferences() []metav1.OwnerReference   { return nil }
 func (o *Object) SetOwnerReferences([]metav1.OwnerReference)    {}

@@ -92,7 +92,9 @@ type Options struct {
 	// Compact picks the unstructured kinds whose cached objects keep only
 	// the metadata fields informers and event handlers read decoded
 	// (compactcache.Decoded), the rest packed: a controller caching
-	// thousands of them saves most of their memory. nil: none.
+	// thousands of them saves most of their memory. nil: none. Their
+	// informers decode the API server's JSON straight into packed objects
+	// (wire.go), so a cache transform sees them packed.
 	Compact compactcache.Match
 	// MetadataAnswers makes the manager's client ask for metadata-only
 	// answers to creates and status updates of unstructured objects (see
@@ -100,6 +102,9 @@ type Options struct {
 	MetadataAnswers bool
 
 	Zap zap.Options
+
+	// wire builds the caches' informers (wire.go); set by NewWithConfig.
+	wire *wire
 }
 
 // Client limits by default. The API server protects itself and its other
@@ -348,7 +353,7 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) ctrl.Options {
 		if o.Sharded == nil {
 			mo.Cache.DefaultLabelSelector = sel
 		} else {
-			mo.NewCache = shardedCache(sel, o.Sharded)
+			mo.NewCache = shardedCache(sel, o.Sharded, o.wire)
 		}
 	}
 	return mo
@@ -402,12 +407,24 @@ func New(o Options, scheme *runtime.Scheme, customize ...Customize) (ctrl.Manage
 
 // NewWithConfig is New with an explicit client configuration (tests).
 func NewWithConfig(o Options, cfg *rest.Config, scheme *runtime.Scheme, customize ...Customize) (ctrl.Manager, error) {
+	w := &wire{compact: o.Compact}
+	o.wire = w
 	mo := o.ManagerOptions(scheme)
 	for _, c := range customize {
 		c(&mo)
 	}
 	if mo.Cache.NewInformer == nil && !objectTransforms(mo.Cache.ByObject) {
-		mo.Cache.NewInformer = pagedInformers(mo.Cache.DefaultTransform)
+		// Each cache's informers list in pages, and those of the packed
+		// kinds read the API server's JSON themselves (wire.go).
+		w.transform, w.enabled = mo.Cache.DefaultTransform, true
+		newCache := mo.NewCache
+		if newCache == nil {
+			newCache = cache.New
+		}
+		mo.NewCache = func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+			opts.NewInformer = w.informers(cfg, opts)
+			return newCache(cfg, opts)
+		}
 	}
 	mgr, err := ctrl.NewManager(o.ApplyTo(cfg), mo)
 	if err != nil {

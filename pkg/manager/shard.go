@@ -18,8 +18,9 @@ import (
 // sharded reports true for are cached (and watched, and read) only when they
 // match sel; every other kind is cached whole. The manager's client reads
 // through it, so a shard never sees, and never reconciles, another shard's
-// objects, and holds only its own in memory.
-func shardedCache(sel labels.Selector, sharded func(schema.GroupVersionKind) bool) cache.NewCacheFunc {
+// objects, and holds only its own in memory. When w builds the caches'
+// informers, it builds the shard's with the shard's selector.
+func shardedCache(sel labels.Selector, sharded func(schema.GroupVersionKind) bool, w *wire) cache.NewCacheFunc {
 	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 		all, err := cache.New(cfg, opts)
 		if err != nil {
@@ -27,6 +28,10 @@ func shardedCache(sel labels.Selector, sharded func(schema.GroupVersionKind) boo
 		}
 		shardOpts := opts
 		shardOpts.DefaultLabelSelector = sel
+		if w != nil && w.enabled {
+			// The shard's informers list with its selector.
+			shardOpts.NewInformer = w.informers(cfg, shardOpts)
+		}
 		mine, err := cache.New(cfg, shardOpts)
 		if err != nil {
 			return nil, err
