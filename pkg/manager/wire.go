@@ -79,7 +79,7 @@ func (w *wire) informers(cfg *rest.Config, opts cache.Options) func(toolscache.L
 			return paged(lw, obj, resync, indexers)
 		}
 		example := &compactcache.Object{TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}}
-		return paged(packedListWatch(client, mapping.Resource, label, bookmarks), example, resync, indexers)
+		return paged(packedListWatch(client, mapping.Resource, example.TypeMeta, label, bookmarks), example, resync, indexers)
 	}
 }
 
@@ -129,8 +129,8 @@ var parameterVersion = schema.GroupVersion{Version: "v1"}
 // packedListWatch lists and watches resource cluster-wide, with label (may
 // be nil) as its label selector and bookmarks asked for or not, as
 // controller-runtime's informers do, and gives each object as a
-// compactcache.Object.
-func packedListWatch(c rest.Interface, resource schema.GroupVersionResource, label labels.Selector, bookmarks bool) *toolscache.ListWatch {
+// compactcache.Object of kind.
+func packedListWatch(c rest.Interface, resource schema.GroupVersionResource, kind metav1.TypeMeta, label labels.Selector, bookmarks bool) *toolscache.ListWatch {
 	path := []string{"apis", resource.Group, resource.Version, resource.Resource}
 	if resource.Group == "" {
 		path = []string{"api", resource.Version, resource.Resource}
@@ -150,6 +150,9 @@ func packedListWatch(c rest.Interface, resource schema.GroupVersionResource, lab
 			}
 			list := &metainternalversion.List{ListMeta: meta, Items: make([]runtime.Object, len(items))}
 			for i, o := range items {
+				if o.Kind == "" { // the items of a built-in kind's list name no kind
+					o.TypeMeta = kind
+				}
 				list.Items[i] = o
 			}
 			return list, nil
