@@ -131,7 +131,7 @@ func Pack(u *unstructured.Unstructured) (*Object, error) {
 // Everything else (creationTimestamp, annotations, ownerReferences,
 // generateName, deletionGracePeriodSeconds, managedFields when they are kept)
 // is read by a reconcile only, through Reader. An event handler or index on a
-// packed kind that reads one of those must add it here (and to Pack and
+// packed kind that reads one of those must add it here (and to Pack, Parse and
 // Unpack).
 var Decoded = []string{"name", "namespace", "uid", "resourceVersion", "generation", "deletionTimestamp", "labels", "finalizers"}
 

@@ -182,6 +182,8 @@ func (o *Object) decode(k string, v []byte) error {
 			return err
 		}
 		o.finalizers = f
+	default:
+		return fmt.Errorf("metadata field %q is kept decoded, but Parse does not read it", k)
 	}
 	return nil
 }
