@@ -42,8 +42,14 @@ const instanceJSON = `{
 // decoded is what a client gets from the API server for the JSON above.
 func decoded(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
+	return decodedJSON(t, instanceJSON)
+}
+
+// decodedJSON is what a client gets from the API server for data.
+func decodedJSON(t *testing.T, data string) *unstructured.Unstructured {
+	t.Helper()
 	m := map[string]any{}
-	if err := utiljson.Unmarshal([]byte(instanceJSON), &m); err != nil {
+	if err := utiljson.Unmarshal([]byte(data), &m); err != nil {
 		t.Fatal(err)
 	}
 	return &unstructured.Unstructured{Object: m}

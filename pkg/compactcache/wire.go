@@ -34,22 +34,30 @@ import (
 // Pack gives of it decoded, once the metadata fields named in drop (the
 // manager's cache drops "managedFields") are deleted. data is not kept.
 func Parse(data []byte, drop ...string) (*Object, error) {
-	end, err := validEnd(data, skipWS(data, 0), 0)
+	v, err := single(data)
 	if err != nil {
 		return nil, fmt.Errorf("decoding an object: %w", err)
 	}
-	if skipWS(data, end) != len(data) {
-		return nil, errors.New("decoding an object: data after its end")
+	return parse(v, drop)
+}
+
+// single is the one JSON value data holds, checked, without the whitespace
+// around it.
+func single(data []byte) ([]byte, error) {
+	start := skipWS(data, 0)
+	end, err := validEnd(data, start, 0)
+	if err != nil {
+		return nil, err
 	}
-	return parse(data[skipWS(data, 0):end], drop)
+	if skipWS(data, end) != len(data) {
+		return nil, errors.New("data after its end")
+	}
+	return data[start:end], nil
 }
 
 // member is one field of a JSON object: its key as written (quoted) and its
 // value.
 type member struct{ key, value []byte }
-
-// name is the member's key unquoted.
-func (m member) name() (string, error) { return jsonString(m.key) }
 
 // unescaped is the member's key unquoted, without a copy unless it has
 // escapes (which no key the API server writes has).
@@ -148,7 +156,7 @@ func (o *Object) decode(k string, v []byte) error {
 		l := map[string]string{}
 		ok := true
 		err := members(v, func(m member) error {
-			k, err := m.name()
+			k, err := jsonString(m.key)
 			if err != nil {
 				return err
 			}
@@ -210,16 +218,12 @@ func ParseBookmark(data []byte) (*Object, error) {
 func ParseList(data []byte, drop ...string) (metav1.ListMeta, []*Object, error) {
 	var meta metav1.ListMeta
 	var items []*Object
-	start := skipWS(data, 0)
-	end, err := validEnd(data, start, 0)
-	if err == nil && skipWS(data, end) != len(data) {
-		err = errors.New("data after its end")
-	}
-	if err == nil && data[start] != '{' {
+	list, err := single(data)
+	if err == nil && list[0] != '{' {
 		err = errors.New("not a JSON object")
 	}
 	if err == nil {
-		err = members(data[start:end], func(m member) error {
+		err = members(list, func(m member) error {
 			switch string(m.unescaped()) {
 			case "metadata":
 				return json.Unmarshal(m.value, &meta)

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -20,14 +19,9 @@ import (
 // decode, the managed fields stripped, Pack.
 func packed(t *testing.T, data string) *Object {
 	t.Helper()
-	m := map[string]any{}
-	if err := utiljson.Unmarshal([]byte(data), &m); err != nil {
-		t.Fatal(err)
-	}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
-	}
-	o, err := Pack(&unstructured.Unstructured{Object: m})
+	u := decodedJSON(t, data)
+	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	o, err := Pack(u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,12 +135,16 @@ func packedListWatch(c rest.Interface, resource schema.GroupVersionResource, kin
 	if resource.Group == "" {
 		path = []string{"api", resource.Version, resource.Resource}
 	}
+	// get is the request of opts, with the cache's selector.
+	get := func(opts metav1.ListOptions) *rest.Request {
+		if label != nil {
+			opts.LabelSelector = label.String()
+		}
+		return c.Get().AbsPath(path...).SpecificallyVersionedParams(&opts, metav1.ParameterCodec, parameterVersion)
+	}
 	return &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			if label != nil {
-				opts.LabelSelector = label.String()
-			}
-			body, err := c.Get().AbsPath(path...).SpecificallyVersionedParams(&opts, metav1.ParameterCodec, parameterVersion).DoRaw(ctx)
+			body, err := get(opts).DoRaw(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -160,10 +164,7 @@ func packedListWatch(c rest.Interface, resource schema.GroupVersionResource, kin
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.Watch = true
 			opts.AllowWatchBookmarks = bookmarks
-			if label != nil {
-				opts.LabelSelector = label.String()
-			}
-			body, err := c.Get().AbsPath(path...).SpecificallyVersionedParams(&opts, metav1.ParameterCodec, parameterVersion).Stream(ctx)
+			body, err := get(opts).Stream(ctx)
 			if err != nil {
 				return nil, err
 			}
